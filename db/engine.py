@@ -1,0 +1,81 @@
+"""One way to open the database: a SQLAlchemy URL from a flag, else the environment, else a
+SQLite file in the working directory. SQLite gets WAL and foreign keys; PostgreSQL works through
+the same URL."""
+from __future__ import annotations
+
+import argparse
+import os
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Iterator
+
+from sqlalchemy import event, select
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session, SQLModel, create_engine
+
+from db import models
+from taxonomy import default_taxonomy
+
+DATABASE_URL_ENV = "NLCE_DATABASE_URL"
+DEFAULT_DATABASE_URL = "sqlite:///comments.db"
+
+
+def resolve_url(url: str | None = None) -> str:
+    """The flag wins, then $NLCE_DATABASE_URL, then ./comments.db."""
+    return url or os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")  # concurrent writers wait instead of failing
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+@lru_cache(maxsize=16)
+def get_engine(url: str | None = None) -> Engine:
+    """An engine for the URL (cached per URL), with the schema created if it is missing."""
+    url = resolve_url(url)
+    is_sqlite = make_url(url).get_backend_name() == "sqlite"
+    kwargs = {"connect_args": {"check_same_thread": False, "timeout": 30}} if is_sqlite else {
+        "pool_pre_ping": True}
+    engine = create_engine(url, **kwargs)
+    if is_sqlite:
+        event.listen(engine, "connect", _sqlite_pragmas)
+    init_schema(engine)
+    return engine
+
+
+def init_schema(engine: Engine) -> None:
+    """Create missing tables and make sure every taxonomy code exists as an `error_code` row."""
+    SQLModel.metadata.create_all(engine)
+    taxonomy = default_taxonomy()
+    with Session(engine) as session:
+        known = set(session.exec(select(models.ErrorCode.code)).scalars())
+        for code in taxonomy.codes.values():
+            if code.id not in known:
+                session.add(models.ErrorCode(code=code.id, level=code.level, parent=code.parent,
+                                             taxonomy_version=taxonomy.version))
+        session.commit()
+
+
+@contextmanager
+def session_scope(url: str | None = None) -> Iterator[Session]:
+    """A session that commits on success and rolls everything back on any error."""
+    with Session(get_engine(url)) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def add_database_argument(parser: argparse.ArgumentParser) -> None:
+    """The `--db URL` flag every CLI of the project shares."""
+    parser.add_argument(
+        "--db", metavar="URL", default=None,
+        help=f"SQLAlchemy database URL (default: ${DATABASE_URL_ENV} or {DEFAULT_DATABASE_URL})",
+    )

@@ -1,0 +1,328 @@
+"""The data model: one database where every stage meets.
+
+Dataset -> SourceFile -> Target -> Generation is the corpus; Annotator, Assignment, Annotation
+(+ AnnotationEvent history, GoldLabel for adjudication) are the humans; MetricRun -> MetricScore
+(+ NoiseSample) the metrics; JudgeRun -> JudgeResponse -> JudgeVerdict the LLM judges.
+
+Integrity lives in the database, not only here: unique keys, foreign keys, CHECK constraints on
+labels and enumerations, and error codes as rows of `error_code` that annotations reference.
+Portable SQL only: the same tables run on SQLite and PostgreSQL.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from sqlalchemy import JSON, CheckConstraint, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from taxonomy import ACCURACY_LABELS
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _in(column: str, values) -> str:
+    quoted = ", ".join(f"'{v}'" for v in values)
+    return f"{column} IN ({quoted})"
+
+
+ANNOTATOR_ROLES = ("annotator", "lead", "expert")
+ANNOTATION_STATUSES = ("done", "skipped", "flagged")
+CONTEXT_VARIANTS = ("none", "minimal", "full")
+NOISE_KINDS = ("none", "uniform", "targeted")
+JUDGE_STRATEGIES = ("standard", "cot", "rubric", "hierarchical")
+JUDGE_STATUSES = ("ok", "parse_error", "empty", "refused", "truncated", "api_error")
+ACCURACY_CHECK = _in("accuracy", ACCURACY_LABELS)
+
+
+def _json(nullable: bool = False) -> Any:
+    return Field(default=None if nullable else dict, sa_column=Column(JSON, nullable=nullable))
+
+
+def _text(nullable: bool = False) -> Any:
+    return Field(default=None if nullable else "", sa_column=Column(Text, nullable=nullable))
+
+
+# ---------------------------------------------------------------- corpus
+
+class Dataset(SQLModel, table=True):
+    __tablename__ = "dataset"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True)
+    description: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SourceFile(SQLModel, table=True):
+    __tablename__ = "source_file"
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "repo", "path", name="uq_source_file_location"),
+        CheckConstraint("length(natural_language) BETWEEN 2 AND 8", name="ck_source_file_lang"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    dataset_id: int = Field(foreign_key="dataset.id", index=True, ondelete="CASCADE")
+    external_id: Optional[str] = Field(default=None, index=True)  # e.g. the study's file_id
+    natural_language: str = Field(index=True)  # ISO 639-1: en, nl, zh, el, pl, ...
+    programming_language: str = ""
+    repo: str = ""
+    path: str = ""
+    licence: str = ""
+    content: str = _text()
+    content_sha256: str = Field(index=True)
+
+
+class Target(SQLModel, table=True):
+    """One comment in a source file that models are asked to regenerate."""
+    __tablename__ = "target"
+    __table_args__ = (
+        UniqueConstraint("source_file_id", "span_start", "span_end", name="uq_target_span"),
+        CheckConstraint("span_start >= 0 AND span_start <= span_end", name="ck_target_span"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    source_file_id: int = Field(foreign_key="source_file.id", index=True, ondelete="CASCADE")
+    span_start: int  # character offsets into SourceFile.content, end exclusive
+    span_end: int
+    original_comment: str = _text()
+    comment_kind: str = ""  # line | block | docstring
+
+
+class Generation(SQLModel, table=True):
+    """What one model predicted for one target."""
+    __tablename__ = "generation"
+    __table_args__ = (UniqueConstraint("target_id", "model", name="uq_generation_target_model"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", index=True, ondelete="CASCADE")
+    model: str = Field(index=True)
+    fim_input: str = _text()
+    raw_output: str = _text()
+    predicted_comment: str = _text()
+    backend: str = ""
+    params: dict = _json()
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+# ---------------------------------------------------------------- humans
+
+class ErrorCode(SQLModel, table=True):
+    """The taxonomy's codes as rows, so the database itself rejects a code that does not exist."""
+    __tablename__ = "error_code"
+    code: str = Field(primary_key=True)
+    level: str
+    parent: Optional[str] = None
+    taxonomy_version: str
+
+
+class Annotator(SQLModel, table=True):
+    __tablename__ = "annotator"
+    __table_args__ = (CheckConstraint(_in("role", ANNOTATOR_ROLES), name="ck_annotator_role"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    username: str = Field(unique=True, index=True)
+    display_name: str = ""
+    languages: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    interface_language: str = "en"
+    role: str = "annotator"
+    password_hash: Optional[str] = None  # scrypt; never the password itself
+    active: bool = True
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Assignment(SQLModel, table=True):
+    """An item in an annotator's queue."""
+    __tablename__ = "assignment"
+    __table_args__ = (UniqueConstraint("generation_id", "annotator_id", name="uq_assignment"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    generation_id: int = Field(foreign_key="generation.id", index=True, ondelete="CASCADE")
+    annotator_id: int = Field(foreign_key="annotator.id", index=True, ondelete="CASCADE")
+    position: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Annotation(SQLModel, table=True):
+    """An annotator's current label for a generation; every change is also in AnnotationEvent."""
+    __tablename__ = "annotation"
+    __table_args__ = (
+        UniqueConstraint("generation_id", "annotator_id", name="uq_annotation"),
+        CheckConstraint(f"accuracy IS NULL OR {ACCURACY_CHECK}", name="ck_annotation_accuracy"),
+        CheckConstraint(_in("status", ANNOTATION_STATUSES), name="ck_annotation_status"),
+        CheckConstraint("seconds_spent >= 0", name="ck_annotation_seconds"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    generation_id: int = Field(foreign_key="generation.id", index=True, ondelete="CASCADE")
+    annotator_id: int = Field(foreign_key="annotator.id", index=True)
+    accuracy: Optional[str] = None
+    status: str = "done"
+    note: str = _text()
+    seconds_spent: float = 0.0
+    taxonomy_version: str = ""
+    revision: int = 1  # bumped on every save; optimistic concurrency for the app
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class AnnotationCode(SQLModel, table=True):
+    __tablename__ = "annotation_code"
+    annotation_id: int = Field(foreign_key="annotation.id", primary_key=True, ondelete="CASCADE")
+    code: str = Field(foreign_key="error_code.code", primary_key=True)
+
+
+class AnnotationEvent(SQLModel, table=True):
+    """Append-only history: one row per save, holding the full label as it was then."""
+    __tablename__ = "annotation_event"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    annotation_id: int = Field(foreign_key="annotation.id", index=True, ondelete="CASCADE")
+    annotator_id: int = Field(foreign_key="annotator.id", index=True)
+    revision: int
+    accuracy: Optional[str] = None
+    status: str = "done"
+    codes: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    note: str = _text()
+    seconds_spent: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class GoldLabel(SQLModel, table=True):
+    """The adjudicated label of a generation; the annotators' own labels stay as they were."""
+    __tablename__ = "gold_label"
+    __table_args__ = (CheckConstraint(ACCURACY_CHECK, name="ck_gold_accuracy"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    generation_id: int = Field(foreign_key="generation.id", unique=True, ondelete="CASCADE")
+    adjudicator_id: int = Field(foreign_key="annotator.id")
+    accuracy: str
+    note: str = _text()
+    taxonomy_version: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class GoldLabelCode(SQLModel, table=True):
+    __tablename__ = "gold_label_code"
+    gold_label_id: int = Field(foreign_key="gold_label.id", primary_key=True, ondelete="CASCADE")
+    code: str = Field(foreign_key="error_code.code", primary_key=True)
+
+
+# ---------------------------------------------------------------- metrics
+
+class MetricRun(SQLModel, table=True):
+    """One metric configuration; `signature` names everything needed to reproduce its scores."""
+    __tablename__ = "metric_run"
+    __table_args__ = (
+        CheckConstraint(_in("context", CONTEXT_VARIANTS), name="ck_metric_run_context"),
+        CheckConstraint(_in("noise", NOISE_KINDS), name="ck_metric_run_noise"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    signature: str = Field(unique=True, index=True)
+    metric: str = Field(index=True)
+    model: str = ""
+    layer: Optional[int] = None
+    tokenizer: str = ""
+    context: str = "none"
+    noise: str = "none"
+    seed: Optional[int] = None
+    params: dict = _json()
+    library_versions: dict = _json()
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class NoiseSample(SQLModel, table=True):
+    """A noise control scored like a prediction: random tokens standing in for a target's comment."""
+    __tablename__ = "noise_sample"
+    __table_args__ = (
+        UniqueConstraint("target_id", "kind", "tokenizer", "seed", name="uq_noise_sample"),
+        CheckConstraint(_in("kind", ("uniform", "targeted")), name="ck_noise_kind"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", index=True, ondelete="CASCADE")
+    kind: str
+    tokenizer: str
+    seed: int
+    text: str = _text()
+
+
+class MetricScore(SQLModel, table=True):
+    """One score of one run, for a generation or a noise sample (exactly one of the two)."""
+    __tablename__ = "metric_score"
+    __table_args__ = (
+        UniqueConstraint("run_id", "generation_id", name="uq_score_generation"),
+        UniqueConstraint("run_id", "noise_sample_id", name="uq_score_noise"),
+        CheckConstraint(
+            "(generation_id IS NULL) <> (noise_sample_id IS NULL)", name="ck_score_subject"
+        ),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="metric_run.id", index=True, ondelete="CASCADE")
+    generation_id: Optional[int] = Field(
+        default=None, foreign_key="generation.id", index=True, ondelete="CASCADE"
+    )
+    noise_sample_id: Optional[int] = Field(
+        default=None, foreign_key="noise_sample.id", index=True, ondelete="CASCADE"
+    )
+    precision: Optional[float] = None
+    recall: Optional[float] = None
+    f: Optional[float] = None  # the headline score (BLEU, ROUGE-L F, BERTScore F, BARTScore ...)
+    error: Optional[str] = None  # why this item has no score; the run goes on
+    details: dict = _json()
+
+
+# ---------------------------------------------------------------- judges
+
+class JudgeRun(SQLModel, table=True):
+    __tablename__ = "judge_run"
+    __table_args__ = (CheckConstraint(_in("strategy", JUDGE_STRATEGIES), name="ck_judge_strategy"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    signature: str = Field(unique=True, index=True)
+    model: str = Field(index=True)
+    backend: str = "openai"
+    strategy: str
+    prompt_language: str
+    prompt_version: str
+    params: dict = _json()  # temperature, seed, max_tokens, order policy, ...
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class JudgeResponse(SQLModel, table=True):
+    """One call to the judge: the raw answer for one target (and one cluster, hierarchical)."""
+    __tablename__ = "judge_response"
+    __table_args__ = (
+        UniqueConstraint("run_id", "target_id", "cluster", name="uq_judge_response"),
+        CheckConstraint(_in("status", JUDGE_STATUSES), name="ck_judge_response_status"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="judge_run.id", index=True, ondelete="CASCADE")
+    target_id: int = Field(foreign_key="target.id", index=True, ondelete="CASCADE")
+    cluster: str = ""  # "" unless the strategy is hierarchical
+    order: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    status: str
+    raw_response: str = _text()
+    repairs: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    error: Optional[str] = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class JudgeVerdict(SQLModel, table=True):
+    """The judge's verdict on one generation (merged over clusters for the hierarchical strategy)."""
+    __tablename__ = "judge_verdict"
+    __table_args__ = (
+        UniqueConstraint("run_id", "generation_id", name="uq_judge_verdict"),
+        CheckConstraint(_in("status", JUDGE_STATUSES), name="ck_judge_verdict_status"),
+        CheckConstraint(f"accuracy IS NULL OR {ACCURACY_CHECK}", name="ck_judge_accuracy"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="judge_run.id", index=True, ondelete="CASCADE")
+    generation_id: int = Field(foreign_key="generation.id", index=True, ondelete="CASCADE")
+    status: str
+    accuracy: Optional[str] = None
+    # [{"code": "SE-HA2", "confidence": 0.8, "justification": "..."}]; codes checked on write
+    codes: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    position: Optional[int] = None  # where this prediction stood in the prompt
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+Index("ix_annotation_annotator_status", Annotation.annotator_id, Annotation.status)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the project into ./.venv on a fresh machine. With --test, also the system packages the
+# tests drive for real: Chromium (browser tests) and PostgreSQL (database tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+
+if [[ "${1:-}" == "--test" ]]; then
+  missing=()
+  command -v chromium >/dev/null || missing+=(chromium chromium-driver)
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+  if (( ${#missing[@]} )); then
+    if [[ $(id -u) == 0 ]]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      echo "setup: please install these Debian packages first: ${missing[*]}" >&2; exit 1
+    fi
+  fi
+fi
+
+[[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q torch==2.13.0          # the CPU build; an unpinned torch pulls CUDA (GBs)
+.venv/bin/pip install -q -e '.[test]'
+.venv/bin/pip install -q --no-deps -r requirements-offline.txt
+echo "setup: done (.venv ready)"
