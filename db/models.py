@@ -279,7 +279,7 @@ class JudgeRun(SQLModel, table=True):
     params: dict = _json()  # temperature, seed, max_tokens, order policy, ...
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: Optional[float] = 0.0  # None: a price was unknown, so the cost is unknown
     created_at: datetime = Field(default_factory=utcnow)
 
 
