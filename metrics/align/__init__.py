@@ -1,0 +1,16 @@
+"""metrics.align: how well each metric and judge agrees with the humans.
+
+`agreement` holds the project's one implementation of the agreement statistics (weighted kappa,
+Krippendorff's alpha, confusion matrices, bootstrap intervals, per-code precision/recall); the
+annotation app and the judges import them from here. The KDE threshold classifier, data access,
+reports and the `python -m metrics.align` command live in the sibling modules.
+"""
+from metrics.align.agreement import (
+    Confusion, bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
+    krippendorff_alpha, pairwise_kappa, weighted_kappa,
+)
+
+__all__ = [
+    "Confusion", "bootstrap_ci", "code_precision_recall", "confusion", "encode_labels",
+    "kappa_from_counts", "krippendorff_alpha", "pairwise_kappa", "weighted_kappa",
+]
