@@ -1,0 +1,351 @@
+"""Talking to a judge model: an OpenAI-compatible endpoint or a local Hugging Face causal LM,
+behind one response cache.
+
+- `OpenAIBackend`: the `openai` client against any chat-completions endpoint (OpenAI,
+  OpenRouter, vLLM, Ollama, llama.cpp server). Its own retries are off; ours retry 408/409/429,
+  5xx, timeouts and connection errors with exponential backoff and jitter, honouring
+  Retry-After. JSON-schema structured output is sent when `structured` is "on", or "auto" until
+  the endpoint rejects it with a 400/422 naming response_format; then plain JSON, recorded.
+- `LocalBackend`: a causal LM in this process (chat template, greedy), for offline use.
+- `ResponseCache`: a SQLite file of answers keyed by a hash of (backend, model, messages,
+  parameters, response format). A re-run answers from it without a single call.
+- `JudgeClient`: backend + cache + the structured-output decision; thread-safe.
+
+Nothing here reads or writes the project database, and no API key is ever logged or stored.
+"""
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit, urlunsplit
+
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+SECRETS_FILE_ENV = "NLCE_SECRETS_FILE"
+CACHE_ENV = "NLCE_JUDGE_CACHE"
+DEFAULT_CACHE = ".judge-cache.sqlite3"
+STRUCTURED_MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 0.0
+    seed: int = 42
+    max_tokens: int = 10_000
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ChatResult:
+    content: str | None = None
+    finish_reason: str | None = None
+    refusal: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    attempts: int = 0
+    error: str | None = None  # set: no answer (api_error)
+    notes: list[dict] = field(default_factory=list)  # retries, fallbacks: go to repairs
+    structured_rejected: bool = False
+
+    def cache_payload(self) -> dict:
+        return {"content": self.content, "finish_reason": self.finish_reason,
+                "refusal": self.refusal, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "latency_s": self.latency_s}
+
+
+def read_api_key(secrets_file: str | None = None) -> str | None:
+    """The API key from $OPENAI_API_KEY, else from a secrets file (`--secrets-file` or
+    $NLCE_SECRETS_FILE) holding either the bare key or a line OPENAI_API_KEY=..."""
+    if os.environ.get(API_KEY_ENV):
+        return os.environ[API_KEY_ENV]
+    path = secrets_file or os.environ.get(SECRETS_FILE_ENV)
+    if not path:
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read secrets file {path}: {exc.strerror}") from None
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    for line in lines:
+        if line.startswith(f"{API_KEY_ENV}="):
+            return line.split("=", 1)[1].strip().strip("'\"")
+    if len(lines) == 1 and "=" not in lines[0]:
+        return lines[0]
+    raise ValueError(f"secrets file {path} has no {API_KEY_ENV}=... line")
+
+
+def cache_key(backend: str, model: str, messages: list[dict], params: dict,
+              response_format: dict | None) -> str:
+    payload = {"backend": backend, "model": model, "messages": messages, "params": params,
+               "response_format": response_format}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class ResponseCache:
+    """Answers by request hash in a SQLite file; safe to share between threads."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._conn.execute("CREATE TABLE IF NOT EXISTS response (key TEXT PRIMARY KEY, "
+                           "payload TEXT NOT NULL, created REAL NOT NULL)")
+        self._conn.commit()
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            row = self._conn.execute("SELECT payload FROM response WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, payload: dict) -> None:
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO response VALUES (?, ?, ?)",
+                               (key, json.dumps(payload, ensure_ascii=False), time.time()))
+            self._conn.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Retry-After (seconds or an HTTP date) or retry-after-ms, if the server sent one."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_seconds(attempt: int, base: float, cap: float, rng: random.Random) -> float:
+    """Exponential backoff with jitter: uniform in [half, full] of min(cap, base * 2**attempt)."""
+    full = min(cap, base * (2 ** attempt))
+    return full * (0.5 + 0.5 * rng.random())
+
+
+def response_format_for(schema: dict) -> dict:
+    return {"type": "json_schema",
+            "json_schema": {"name": "judge_verdicts", "strict": True, "schema": schema}}
+
+
+def _mentions_response_format(message: str) -> bool:
+    lowered = message.lower()
+    return any(word in lowered for word in ("response_format", "json_schema", "structured output",
+                                            "response format"))
+
+
+class OpenAIBackend:
+    name = "openai"
+    supports_structured = True
+
+    def __init__(self, model: str, params: SamplingParams, *, base_url: str | None = None,
+                 api_key: str | None = None, timeout_s: float = 120.0, max_retries: int = 5,
+                 backoff_base_s: float = 1.0, backoff_cap_s: float = 60.0,
+                 max_retry_after_s: float = 300.0, sleep: Callable[[float], None] = time.sleep):
+        import openai
+
+        self._openai = openai
+        self.model, self.params = model, params
+        self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+        self.max_retries, self.sleep = max_retries, sleep
+        self.backoff_base_s, self.backoff_cap_s = backoff_base_s, backoff_cap_s
+        self.max_retry_after_s = max_retry_after_s
+        self._rng = random.Random()
+        self.calls = 0  # HTTP requests made, retries included
+        self._calls_lock = threading.Lock()
+        # a local endpoint (vLLM, Ollama, test server) may need no key; the client needs one
+        self._client = openai.OpenAI(api_key=api_key or "not-needed", base_url=self.base_url,
+                                     timeout=timeout_s, max_retries=0)
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL without any user:password part (it is stored with the run)."""
+        parts = urlsplit(self.base_url or "https://api.openai.com/v1")
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+    def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
+        openai = self._openai
+        notes: list[dict] = []
+        kwargs: dict[str, Any] = dict(model=self.model, messages=messages,
+                                      temperature=self.params.temperature, seed=self.params.seed,
+                                      max_tokens=self.params.max_tokens)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        started = time.monotonic()
+        for attempt in range(self.max_retries + 1):
+            with self._calls_lock:
+                self.calls += 1
+            try:
+                response = self._client.chat.completions.create(**kwargs)
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:  # timeouts included
+                status = getattr(exc, "status_code", None)
+                retryable = status is None or status in (408, 409, 429) or status >= 500
+                if (not retryable and response_format is not None and status in (400, 422)
+                        and _mentions_response_format(str(exc))):
+                    return ChatResult(error=f"HTTP {status}: structured output rejected",
+                                      attempts=attempt + 1, notes=notes, structured_rejected=True,
+                                      latency_s=time.monotonic() - started)
+                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else (
+                    f"HTTP {status}" if status else "connection error")
+                if not retryable or attempt == self.max_retries:
+                    detail = f"{kind}: {_short(exc)}"
+                    if retryable:
+                        detail = f"gave up after {attempt + 1} attempts; last {detail}"
+                    return ChatResult(error=detail, attempts=attempt + 1, notes=notes,
+                                      latency_s=time.monotonic() - started)
+                response_obj = getattr(exc, "response", None)
+                hinted = retry_after_seconds(getattr(response_obj, "headers", None))
+                wait = backoff_seconds(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
+                if hinted is not None:
+                    wait = max(wait, min(hinted, self.max_retry_after_s))
+                notes.append({"kind": "retry", "attempt": attempt + 1, "reason": kind,
+                              "retry_after_s": hinted, "waited_s": round(wait, 3)})
+                self.sleep(wait)
+                continue
+            except openai.APIError as exc:  # a body the client could not read
+                return ChatResult(error=f"invalid response: {_short(exc)}", attempts=attempt + 1,
+                                  notes=notes, latency_s=time.monotonic() - started)
+            return _chat_result(response, attempt + 1, notes, time.monotonic() - started)
+        raise AssertionError("unreachable")
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc).replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _chat_result(response: Any, attempts: int, notes: list[dict], latency: float) -> ChatResult:
+    choices = getattr(response, "choices", None) or []
+    usage = getattr(response, "usage", None)
+    tokens = dict(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                  completion_tokens=getattr(usage, "completion_tokens", 0) or 0)
+    if not choices:
+        return ChatResult(error="the response has no choices", attempts=attempts, notes=notes,
+                          latency_s=latency, **tokens)
+    choice = choices[0]
+    message = choice.message
+    return ChatResult(content=message.content, finish_reason=choice.finish_reason,
+                      refusal=getattr(message, "refusal", None), attempts=attempts, notes=notes,
+                      latency_s=latency, **tokens)
+
+
+class LocalBackend:
+    """A Hugging Face causal LM in this process: chat template, greedy decoding. One call at a
+    time (a lock), since a model's generate is not meant to be shared between threads."""
+    name = "local"
+    supports_structured = False
+    endpoint = "in-process"
+
+    def __init__(self, model: str, params: SamplingParams):
+        from metrics.hub import load_causal_lm
+
+        self.model, self.params = model, params
+        self._model, self._tokenizer = load_causal_lm(model)
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
+        import torch
+
+        started = time.monotonic()
+        tok = self._tokenizer
+        with self._lock:
+            self.calls += 1
+            try:
+                prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+                inputs = tok(prompt, return_tensors="pt", add_special_tokens=False)
+                torch.manual_seed(self.params.seed)
+                with torch.no_grad():
+                    output = self._model.generate(
+                        **inputs, do_sample=False, max_new_tokens=self.params.max_tokens,
+                        pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
+            except Exception as exc:  # noqa: BLE001 - any failure is this call's api_error
+                return ChatResult(error=f"local generation failed: {_short(exc)}", attempts=1,
+                                  latency_s=time.monotonic() - started)
+        new_tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
+        eos = tok.eos_token_id
+        eos_ids = set(eos) if isinstance(eos, (list, tuple)) else {eos}
+        stopped = bool(new_tokens) and new_tokens[-1] in eos_ids
+        finish = "stop" if stopped or len(new_tokens) < self.params.max_tokens else "length"
+        text = tok.decode(new_tokens, skip_special_tokens=True)
+        return ChatResult(content=text, finish_reason=finish, attempts=1,
+                          prompt_tokens=int(inputs["input_ids"].shape[1]),
+                          completion_tokens=len(new_tokens), latency_s=time.monotonic() - started)
+
+
+class JudgeClient:
+    """Backend + cache + structured-output policy; `complete` is safe to call from threads."""
+
+    def __init__(self, backend, cache: ResponseCache | None, structured: str = "auto"):
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"unknown structured mode {structured!r}; expected auto, on or off")
+        self.backend, self.cache, self.structured = backend, cache, structured
+        self._rejected_key = "structured-rejected:" + hashlib.sha256(
+            f"{backend.name}|{backend.endpoint}|{backend.model}".encode()).hexdigest()
+        self._rejected = bool(cache and cache.get(self._rejected_key))
+
+    @property
+    def structured_in_use(self) -> bool:
+        if not self.backend.supports_structured or self.structured == "off":
+            return False
+        return self.structured == "on" or not self._rejected
+
+    def _request(self, messages: list[dict], response_format: dict | None,
+                 notes: list[dict]) -> ChatResult:
+        key = cache_key(self.backend.name, self.backend.model, messages,
+                        self.backend.params.as_dict(), response_format)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return ChatResult(**hit, cached=True, notes=list(notes))
+        result = self.backend.call(messages, response_format)
+        result.notes[:0] = notes
+        if result.error is None and self.cache is not None:
+            self.cache.put(key, result.cache_payload())
+        return result
+
+    def complete(self, messages: list[dict], schema: dict | None) -> ChatResult:
+        notes: list[dict] = []
+        use_schema = schema is not None and self.structured_in_use
+        if (schema is not None and self.structured == "auto" and self.backend.supports_structured
+                and self._rejected):
+            notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
+        result = self._request(messages, response_format_for(schema) if use_schema else None, notes)
+        if result.structured_rejected and self.structured == "auto":
+            self._rejected = True
+            if self.cache is not None:
+                self.cache.put(self._rejected_key, {"rejected": True})
+            notes = result.notes + [{"kind": "plain_json_fallback",
+                                     "reason": "endpoint rejected structured output"}]
+            result = self._request(messages, None, notes)
+        return result

@@ -1,0 +1,298 @@
+"""Judge prompts as pure functions: one target's data in, chat messages out.
+
+Four strategies share one setup (section 8.1 of the study): natural-language instructions plus
+JSON blocks holding the taxonomy, the original comment, the code context with the FIM mask and
+the predictions; the judge answers, per prediction, with error codes and an accuracy label.
+
+- standard: the three bias-mitigation directives (verbosity, position, consistency) in the
+  system message and again in the user message (Figure 13);
+- cot: the seven steps of Table 5; a reasoning field before the errors array and a confidence
+  and justification per error;
+- rubric: each code's inclusion/exclusion criteria as "mark as PRESENT if / ABSENT if"
+  decision templates (Figure 14);
+- hierarchical: one request per taxonomy cluster holding only that cluster's codes.
+
+Every word is in the prompt language; `prompt_version` hashes everything a prompt is made of,
+so a change of wording (or of the taxonomy) changes the version stored with each verdict.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from taxonomy import ACCURACY_LABELS
+
+from judges.i18n import FIM_MASK, texts
+
+STRATEGIES = ("standard", "cot", "rubric", "hierarchical")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    id: str  # "P1".."Pn": the position in the prompt
+    comment: str
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    """Everything the judge sees about one target."""
+    original_comment: str
+    code_context: str  # the source with FIM_MASK where the comment was
+    predictions: tuple[Prediction, ...]
+
+    @property
+    def prediction_ids(self) -> tuple[str, ...]:
+        return tuple(p.id for p in self.predictions)
+
+
+def prediction_ids(n: int) -> tuple[str, ...]:
+    return tuple(f"P{i}" for i in range(1, n + 1))
+
+
+def code_context_with_mask(content: str, start: int, end: int,
+                           window_chars: int | None = None) -> str:
+    """The source with the comment span replaced by FIM_MASK; optionally only `window_chars`
+    characters on each side of it (cut at line boundaries so no line is half shown)."""
+    if not 0 <= start <= end <= len(content):
+        raise ValueError(f"comment span {start}:{end} lies outside a text of {len(content)} chars")
+    before, after = content[:start], content[end:]
+    if window_chars is not None:
+        if len(before) > window_chars:
+            before = before[-window_chars:]
+            before = before[before.find("\n") + 1:] if "\n" in before else before
+        if len(after) > window_chars:
+            after = after[:window_chars]
+            after = after[:after.rfind("\n")] if "\n" in after else after
+    return f"{before}{FIM_MASK}{after}"
+
+
+def _check_strategy(strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+
+
+def _code(tax, item):
+    return item if hasattr(item, "id") else tax.code(item)
+
+
+def _criteria(code, field: str, lang: str) -> list[str]:
+    value = code.text(field, lang)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    return [str(v) for v in value if str(v).strip()]
+
+
+def request_clusters(strategy: str, tax) -> tuple[str, ...]:
+    """The requests one target needs: one per cluster for hierarchical, else one ("")."""
+    _check_strategy(strategy)
+    return tuple(tax.clusters) if strategy == "hierarchical" else ("",)
+
+
+def offered_codes(strategy: str, tax, cluster: str = "") -> tuple[str, ...]:
+    """The codes a request shows the judge (and so the only codes its answer may use)."""
+    _check_strategy(strategy)
+    if strategy == "hierarchical":
+        if cluster not in tax.clusters:
+            raise ValueError(f"unknown cluster {cluster!r}; expected one of {', '.join(tax.clusters)}")
+        return tuple(_code(tax, c).id for c in tax.clusters[cluster].codes)
+    if cluster:
+        raise ValueError(f"strategy {strategy!r} has no clusters (got {cluster!r})")
+    return tuple(_code(tax, c).id for c in tax.labelable())
+
+
+def accuracy_names(tax, lang: str) -> tuple[str, ...]:
+    """The accuracy labels as the prompt language names them, in ACCURACY_LABELS order."""
+    return tuple(tax.accuracy_text(label, lang)[0] for label in ACCURACY_LABELS)
+
+
+# ---------------------------------------------------------------- blocks
+
+
+def _json_block(value) -> str:
+    return "```json\n" + json.dumps(value, ensure_ascii=False, indent=2) + "\n```"
+
+
+def taxonomy_block(tax, codes: Sequence[str], lang: str) -> str:
+    keys = texts(lang)["input_keys"]
+    entries = []
+    for code_id in codes:
+        code = tax.code(code_id)
+        entries.append({
+            keys["id"]: code.id,
+            keys["name"]: code.text("name", lang),
+            keys["description"]: code.text("description", lang),
+            keys["inclusion"]: _criteria(code, "inclusion", lang),
+            keys["exclusion"]: _criteria(code, "exclusion", lang),
+        })
+    return _json_block(entries)
+
+
+def rubric_entry(code, lang: str) -> str:
+    """One code as a decision template (Figure 14)."""
+    t = texts(lang)
+    present = _criteria(code, "inclusion", lang) or [code.text("description", lang)]
+    absent = _criteria(code, "exclusion", lang) or [t["none_listed"]]
+    lines = [f"### [{code.id}] {code.text('name', lang)}", t["present_if"]]
+    lines += [f"  • {c}" for c in present]
+    lines.append(t["absent_if"])
+    lines += [f"  • {c}" for c in absent]
+    return "\n".join(lines)
+
+
+def rubric_block(tax, codes: Sequence[str], lang: str) -> str:
+    return "\n\n".join(rubric_entry(tax.code(c), lang) for c in codes)
+
+
+def accuracy_block(tax, lang: str) -> str:
+    lines = []
+    for label in ACCURACY_LABELS:
+        name, description = tax.accuracy_text(label, lang)
+        lines.append(f"- {name}: {description}")
+    return "\n".join(lines)
+
+
+def predictions_block(judge_input: JudgeInput, lang: str) -> str:
+    keys = texts(lang)["input_keys"]
+    return _json_block([{keys["id"]: p.id, keys["comment"]: p.comment}
+                        for p in judge_input.predictions])
+
+
+def example_output(strategy: str, lang: str, ids: Sequence[str], labels: Sequence[str]) -> dict:
+    """The answer's shape, with the prompt language's field names, as shown to the judge."""
+    t = texts(lang)
+    f = t["output_fields"]
+    label_choice = " | ".join(labels)
+    entries = []
+    for pid in ids:
+        entry = {f["prediction_id"]: pid}
+        if strategy == "cot":
+            entry[f["reasoning"]] = f"<{t['ph_reasoning']}>"
+            entry[f["errors"]] = [{f["code"]: f"<{t['ph_code']}>", f["confidence"]: 0.0,
+                                   f["justification"]: f"<{t['ph_justification']}>"}]
+        else:
+            entry[f["errors"]] = [f"<{t['ph_code']}>"]
+        entry[f["accuracy"]] = label_choice
+        entries.append(entry)
+    return {f["evaluations"]: entries}
+
+
+def output_schema(strategy: str, lang: str, codes: Sequence[str], ids: Sequence[str],
+                  labels: Sequence[str]) -> dict:
+    """A JSON schema for structured output (OpenAI `json_schema`, strict), in the prompt
+    language's field names; reasoning comes before errors for cot."""
+    f = texts(lang)["output_fields"]
+    code_schema = {"type": "string", "enum": list(codes)}
+    if strategy == "cot":
+        error_item = {
+            "type": "object",
+            "properties": {f["code"]: code_schema,
+                           f["confidence"]: {"type": "number"},
+                           f["justification"]: {"type": "string"}},
+            "required": [f["code"], f["confidence"], f["justification"]],
+            "additionalProperties": False,
+        }
+    else:
+        error_item = code_schema
+    properties = {f["prediction_id"]: {"type": "string", "enum": list(ids)}}
+    if strategy == "cot":
+        properties[f["reasoning"]] = {"type": "string"}
+    properties[f["errors"]] = {"type": "array", "items": error_item}
+    properties[f["accuracy"]] = {"type": "string", "enum": list(labels)}
+    entry = {"type": "object", "properties": properties, "required": list(properties),
+             "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {f["evaluations"]: {"type": "array", "items": entry}},
+        "required": [f["evaluations"]],
+        "additionalProperties": False,
+    }
+
+
+# ---------------------------------------------------------------- messages
+
+
+def _numbered(lines: Iterable[str]) -> str:
+    return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1))
+
+
+def _bullets(lines: Iterable[str]) -> str:
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def build_messages(strategy: str, judge_input: JudgeInput, lang: str, tax,
+                   cluster: str = "") -> list[dict]:
+    """The chat messages (system, user) of one request, entirely in `lang`."""
+    _check_strategy(strategy)
+    t = texts(lang)
+    f = t["output_fields"]
+    codes = offered_codes(strategy, tax, cluster)
+    labels = accuracy_names(tax, lang)
+    fmt = {"mask": FIM_MASK, **f}
+
+    system = "\n\n".join([
+        t["system_role"],
+        t["rules"] + "\n" + _bullets(t["bias"]),
+        t["json_only"],
+    ])
+
+    parts: list[str] = []
+    if strategy == "rubric":
+        parts.append(f"## {t['h_rubric']}\n\n{rubric_block(tax, codes, lang)}")
+    elif strategy == "hierarchical":
+        c = tax.clusters[cluster]
+        parts.append(
+            f"## {t['h_cluster']}: {c.names.get(lang) or c.names.get('en') or c.name}\n\n"
+            f"{c.descriptions.get(lang) or c.descriptions.get('en', '')}".rstrip()
+        )
+        parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang)}")
+        parts.append(t["cluster_focus"])
+    else:
+        parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang)}")
+    parts.append(f"## {t['h_accuracy']}\n\n{accuracy_block(tax, lang)}")
+    parts.append(f"## {t['h_original']}\n\n{_json_block({t['input_keys']['comment']: judge_input.original_comment})}")
+    parts.append(f"## {t['h_context'].format(mask=FIM_MASK)}\n\n```\n{judge_input.code_context}\n```")
+    parts.append(f"## {t['h_predictions']}\n\n{predictions_block(judge_input, lang)}")
+
+    steps = t["cot_steps"] if strategy == "cot" else t["standard_steps"]
+    instructions = t["steps_intro"] + "\n" + _numbered(s.format(**fmt) for s in steps)
+    if strategy == "rubric":
+        instructions += "\n\n" + t["rubric_instruction"].format(**fmt)
+    parts.append(instructions)
+    parts.append(t["remember"] + "\n" + _bullets(t["bias"]))
+
+    ids = judge_input.prediction_ids
+    example = example_output(strategy, lang, ids[:1] or ("P1",), labels)
+    parts.append(
+        f"## {t['h_output']}\n\n"
+        + t["output_instruction"].format(ids=", ".join(ids), labels=", ".join(labels), **f)
+        + "\n\n" + _json_block(example)
+    )
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": "\n\n".join(parts)}]
+
+
+# ---------------------------------------------------------------- versions
+
+_PROBE = JudgeInput(
+    original_comment="<original>",
+    code_context=f"<before>{FIM_MASK}<after>",
+    predictions=tuple(Prediction(pid, f"<{pid}>") for pid in prediction_ids(5)),
+)
+
+
+def prompt_version(strategy: str, lang: str, tax) -> str:
+    """`<strategy>-<lang>-<12 hex>`: a hash of every request this strategy renders for a fixed
+    probe input (all wording, layout, taxonomy texts) plus the taxonomy version."""
+    digest = hashlib.sha256()
+    digest.update(f"taxonomy={tax.version}\n".encode())
+    for cluster in request_clusters(strategy, tax):
+        messages = build_messages(strategy, _PROBE, lang, tax, cluster)
+        digest.update(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode())
+        schema = output_schema(strategy, lang, offered_codes(strategy, tax, cluster),
+                               _PROBE.prediction_ids, accuracy_names(tax, lang))
+        digest.update(json.dumps(schema, ensure_ascii=False, sort_keys=True).encode())
+    return f"{strategy}-{lang}-{digest.hexdigest()[:12]}"

@@ -1,0 +1,115 @@
+"""Run an LLM judge over the targets of one language.
+
+    python -m judges.run --model MODEL --strategy standard|cot|rubric|hierarchical --lang el
+        [--limit N] [--order fixed|shuffle|rotate] [--concurrency 4] [--db URL]
+        [--backend openai|local] [--base-url URL] [--structured auto|on|off] ...
+
+The endpoint is any OpenAI-compatible chat-completions server: --base-url or $OPENAI_BASE_URL;
+the key comes from $OPENAI_API_KEY or a secrets file (--secrets-file / $NLCE_SECRETS_FILE), never
+from a flag. `--backend local` runs a Hugging Face causal LM in this process instead. Answers are
+cached (--cache), finished targets are skipped, so an interrupted run is resumed by running the
+same command again.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from db.engine import add_database_argument
+from judges.client import (CACHE_ENV, DEFAULT_CACHE, STRUCTURED_MODES, JudgeClient, LocalBackend,
+                           OpenAIBackend, ResponseCache, SamplingParams, read_api_key)
+from judges.i18n import PROMPT_LANGUAGES
+from judges.order import ORDER_POLICIES
+from judges.pricing import load_prices
+from judges.prompts import STRATEGIES
+from judges.runner import RunConfig, iter_summary_lines, run_judge
+from taxonomy import default_taxonomy
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m judges.run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, help="model id at the endpoint, or a HF id/folder "
+                   "for --backend local")
+    p.add_argument("--strategy", required=True, choices=STRATEGIES)
+    p.add_argument("--lang", required=True, choices=PROMPT_LANGUAGES,
+                   help="language of the targets (and of the prompt, unless --prompt-lang)")
+    p.add_argument("--prompt-lang", choices=PROMPT_LANGUAGES,
+                   help="write the prompt in another language than the targets'")
+    p.add_argument("--backend", choices=("openai", "local"), default="openai")
+    p.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default ${'OPENAI_BASE_URL'})")
+    p.add_argument("--secrets-file", help="file holding OPENAI_API_KEY=... (if not in the env)")
+    p.add_argument("--dataset", help="only targets of this dataset")
+    p.add_argument("--limit", type=int, help="only the first N targets (by id)")
+    p.add_argument("--order", choices=ORDER_POLICIES, default="fixed",
+                   help="order of the predictions in the prompt (position-bias control)")
+    p.add_argument("--order-seed", type=int, default=42)
+    p.add_argument("--concurrency", type=int, default=4, help="targets judged at the same time")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--max-tokens", type=int, default=10_000)
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    p.add_argument("--max-retries", type=int, default=5)
+    p.add_argument("--structured", choices=STRUCTURED_MODES, default="auto",
+                   help="JSON-schema structured output: auto falls back to plain JSON when the "
+                        "endpoint rejects it")
+    p.add_argument("--context-chars", type=int, default=4000,
+                   help="characters of code on each side of the mask (0: whole file)")
+    p.add_argument("--hierarchical-accuracy", choices=("worst", "semantic"), default="worst",
+                   help="merged accuracy of the 7 cluster answers: the worst label (default) or "
+                        "the semantic_accuracy cluster's")
+    p.add_argument("--cache", default=None,
+                   help=f"response cache file (default ${CACHE_ENV} or ./{DEFAULT_CACHE})")
+    p.add_argument("--no-cache", action="store_true", help="ask the endpoint even for known requests")
+    p.add_argument("--prices", help="price table (YAML) instead of judges/prices.yaml")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_database_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    if args.limit is not None and args.limit < 1:
+        print("error: --limit must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        prices = load_prices(args.prices)
+        sampling = SamplingParams(args.temperature, args.seed, args.max_tokens)
+        if args.backend == "local":
+            backend = LocalBackend(args.model, sampling)
+        else:
+            base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+            backend = OpenAIBackend(args.model, sampling, base_url=base_url,
+                                    api_key=read_api_key(args.secrets_file),
+                                    timeout_s=args.timeout, max_retries=args.max_retries)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    cache = None if args.no_cache else ResponseCache(
+        args.cache or os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
+    client = JudgeClient(backend, cache, args.structured)
+    config = RunConfig(model=args.model, strategy=args.strategy, lang=args.lang,
+                       prompt_lang=args.prompt_lang or args.lang, backend=args.backend,
+                       sampling=sampling, order=args.order, order_seed=args.order_seed,
+                       context_chars=args.context_chars or None,
+                       accuracy_policy=args.hierarchical_accuracy, structured=args.structured)
+    try:
+        summary = run_judge(client, config, default_taxonomy(), args.db, dataset=args.dataset,
+                            limit=args.limit, concurrency=args.concurrency, prices=prices,
+                            progress=not args.quiet)
+    except KeyboardInterrupt:
+        print("interrupted: finished targets are stored; run the same command to resume",
+              file=sys.stderr)
+        return 130
+    finally:
+        if cache is not None:
+            cache.close()
+    for line in iter_summary_lines(summary):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,337 @@
+"""The judge runner: targets from the database, one request per target (seven, hierarchical),
+answers classified and stored with their verdicts.
+
+The work for one target (`judge_target`) reads nothing from the database: it builds the prompt,
+asks the client, parses and merges, and returns plain records. The shell around it (`run_judge`)
+loads targets, skips those already answered, runs targets concurrently, and writes each target's
+responses and verdicts in one transaction as it finishes, so an interrupted run loses nothing
+and a re-run resumes. Targets whose stored answer was an api_error are asked again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from typing import Iterable
+
+from sqlalchemy import delete
+from sqlmodel import Session, select
+from tqdm import tqdm
+
+from db import models
+from db.engine import session_scope
+from judges.client import ChatResult, JudgeClient, SamplingParams
+from judges.order import presentation_order
+from judges.parse import (API_ERROR, OK, ParsedResponse, PredictionVerdict, merge_cluster_verdicts,
+                          parse_response)
+from judges.pricing import cost_usd
+from judges.prompts import (JudgeInput, Prediction, accuracy_names, build_messages,
+                            code_context_with_mask, offered_codes, output_schema, prediction_ids,
+                            prompt_version, request_clusters)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    model: str
+    strategy: str
+    lang: str  # language of the targets
+    prompt_lang: str  # language of the prompt (the study: the same as `lang`)
+    backend: str = "openai"
+    sampling: SamplingParams = SamplingParams()
+    order: str = "fixed"
+    order_seed: int = 42
+    context_chars: int | None = 4000
+    accuracy_policy: str = "worst"  # hierarchical only
+    structured: str = "auto"
+
+    def signature_params(self) -> dict:
+        params = {"sampling": self.sampling.as_dict(), "order": self.order,
+                  "order_seed": self.order_seed, "context_chars": self.context_chars,
+                  "structured": self.structured, "target_language": self.lang}
+        if self.strategy == "hierarchical":
+            params["accuracy_policy"] = self.accuracy_policy
+        return params
+
+
+def run_signature(config: RunConfig, version: str) -> str:
+    payload = {"model": config.model, "backend": config.backend, "strategy": config.strategy,
+               "prompt_language": config.prompt_lang, "prompt_version": version,
+               "params": config.signature_params()}
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+    return f"{config.model}|{config.strategy}|{config.prompt_lang}|{version}|{digest}"
+
+
+@dataclass(frozen=True)
+class GenerationData:
+    generation_id: int
+    model: str
+    predicted_comment: str
+
+
+@dataclass(frozen=True)
+class TargetData:
+    target_id: int
+    original_comment: str
+    content: str
+    span_start: int
+    span_end: int
+    generations: tuple[GenerationData, ...]
+
+
+@dataclass
+class ResponseRecord:
+    cluster: str
+    order: list[int]
+    status: str
+    raw_response: str
+    repairs: list[dict]
+    error: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cached: bool
+
+
+@dataclass
+class VerdictRecord:
+    generation_id: int
+    status: str
+    accuracy: str | None
+    codes: list[dict]
+    position: int
+
+
+@dataclass
+class TargetOutcome:
+    target_id: int
+    responses: list[ResponseRecord] = field(default_factory=list)
+    verdicts: list[VerdictRecord] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- the pure part
+
+
+def judge_input_for(target: TargetData, ordered: list[GenerationData],
+                    context_chars: int | None) -> JudgeInput:
+    ids = prediction_ids(len(ordered))
+    return JudgeInput(
+        original_comment=target.original_comment,
+        code_context=code_context_with_mask(target.content, target.span_start, target.span_end,
+                                            context_chars),
+        predictions=tuple(Prediction(pid, g.predicted_comment) for pid, g in zip(ids, ordered)),
+    )
+
+
+def _response_record(cluster: str, order: list[int], result: ChatResult,
+                     parsed: ParsedResponse | None) -> ResponseRecord:
+    raw = result.content if result.content is not None else (result.refusal or "")
+    if parsed is None:  # no answer at all
+        status, repairs, error = API_ERROR, list(result.notes), result.error
+    else:
+        status, repairs, error = parsed.status, result.notes + parsed.repairs, parsed.error
+    return ResponseRecord(cluster, order, status, raw, repairs, error, result.prompt_tokens,
+                          result.completion_tokens, round(result.latency_s, 4), result.cached)
+
+
+def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax) -> TargetOutcome:
+    """Ask the judge about one target and turn its answers into records (no database)."""
+    ordered = presentation_order(target.generations, config.order, config.order_seed,
+                                 target.target_id)
+    judge_input = judge_input_for(target, ordered, config.context_chars)
+    ids = judge_input.prediction_ids
+    order = [g.generation_id for g in ordered]
+    labels = accuracy_names(tax, config.prompt_lang)
+    outcome = TargetOutcome(target.target_id)
+    parsed_by_cluster: dict[str, ParsedResponse] = {}
+    for cluster in request_clusters(config.strategy, tax):
+        offered = offered_codes(config.strategy, tax, cluster)
+        messages = build_messages(config.strategy, judge_input, config.prompt_lang, tax, cluster)
+        schema = output_schema(config.strategy, config.prompt_lang, offered, ids, labels)
+        result = client.complete(messages, schema)
+        if result.error is not None:
+            parsed = ParsedResponse(API_ERROR, {
+                pid: PredictionVerdict(pid, API_ERROR, error=result.error) for pid in ids})
+            outcome.responses.append(_response_record(cluster, order, result, None))
+        else:
+            parsed = parse_response(result.content, lang=config.prompt_lang,
+                                    strategy=config.strategy, tax=tax, offered=offered,
+                                    prediction_ids=ids, finish_reason=result.finish_reason,
+                                    refusal=result.refusal)
+            outcome.responses.append(_response_record(cluster, order, result, parsed))
+        parsed_by_cluster[cluster] = parsed
+    for position, (pid, generation) in enumerate(zip(ids, ordered), start=1):
+        if config.strategy == "hierarchical":
+            verdict = merge_cluster_verdicts(parsed_by_cluster, pid, config.accuracy_policy)
+        else:
+            verdict = parsed_by_cluster[""].verdicts[pid]
+        outcome.verdicts.append(VerdictRecord(
+            generation.generation_id, verdict.status, verdict.accuracy,
+            [c.as_dict() for c in verdict.codes], position))
+    return outcome
+
+
+# ---------------------------------------------------------------- the database shell
+
+
+def load_targets(session: Session, lang: str, dataset: str | None = None,
+                 limit: int | None = None) -> list[TargetData]:
+    """Targets whose source file is in `lang` and that have at least one generation, by id."""
+    query = (select(models.Target, models.SourceFile)
+             .join(models.SourceFile, models.Target.source_file_id == models.SourceFile.id)
+             .where(models.SourceFile.natural_language == lang)
+             .order_by(models.Target.id))
+    if dataset is not None:
+        query = query.join(models.Dataset, models.SourceFile.dataset_id == models.Dataset.id).where(
+            models.Dataset.name == dataset)
+    targets = []
+    for target, source in session.exec(query):
+        generations = session.exec(select(models.Generation)
+                                   .where(models.Generation.target_id == target.id)
+                                   .order_by(models.Generation.model, models.Generation.id)).all()
+        if not generations:
+            continue
+        targets.append(TargetData(
+            target.id, target.original_comment, source.content, target.span_start, target.span_end,
+            tuple(GenerationData(g.id, g.model, g.predicted_comment) for g in generations)))
+        if limit is not None and len(targets) >= limit:
+            break
+    return targets
+
+
+def get_or_create_run(session: Session, config: RunConfig, version: str, endpoint: str,
+                      price_known: bool) -> models.JudgeRun:
+    signature = run_signature(config, version)
+    run = session.exec(select(models.JudgeRun).where(models.JudgeRun.signature == signature)).first()
+    if run is None:
+        run = models.JudgeRun(signature=signature, model=config.model, backend=config.backend,
+                              strategy=config.strategy, prompt_language=config.prompt_lang,
+                              prompt_version=version,
+                              params={**config.signature_params(), "endpoint": endpoint},
+                              cost_usd=0.0 if price_known else None)
+        session.add(run)
+        session.flush()
+    return run
+
+
+def finished_targets(session: Session, run_id: int, expected_responses: int) -> set[int]:
+    """Targets with every response stored and none of them an api_error."""
+    counts: dict[int, int] = {}
+    failed: set[int] = set()
+    for target_id, status in session.exec(
+            select(models.JudgeResponse.target_id, models.JudgeResponse.status)
+            .where(models.JudgeResponse.run_id == run_id)):
+        counts[target_id] = counts.get(target_id, 0) + 1
+        if status == API_ERROR:
+            failed.add(target_id)
+    return {t for t, n in counts.items() if n >= expected_responses and t not in failed}
+
+
+def store_outcome(session: Session, run: models.JudgeRun, outcome: TargetOutcome, tax,
+                  prices: dict) -> None:
+    """Replace this target's responses/verdicts in the run by the new ones, update the totals."""
+    generation_ids = [v.generation_id for v in outcome.verdicts]
+    session.exec(delete(models.JudgeResponse).where(models.JudgeResponse.run_id == run.id,
+                                                    models.JudgeResponse.target_id == outcome.target_id))
+    session.exec(delete(models.JudgeVerdict).where(models.JudgeVerdict.run_id == run.id,
+                                                   models.JudgeVerdict.generation_id.in_(generation_ids)))
+    for r in outcome.responses:
+        session.add(models.JudgeResponse(run_id=run.id, target_id=outcome.target_id, **asdict(r)))
+    for v in outcome.verdicts:
+        tax.validate_codes([c["code"] for c in v.codes])
+        session.add(models.JudgeVerdict(run_id=run.id, generation_id=v.generation_id,
+                                        status=v.status, accuracy=v.accuracy, codes=v.codes,
+                                        position=v.position))
+    billed = [r for r in outcome.responses if not r.cached]
+    prompt = sum(r.prompt_tokens for r in billed)
+    completion = sum(r.completion_tokens for r in billed)
+    run.prompt_tokens += prompt
+    run.completion_tokens += completion
+    cost = cost_usd(prices, run.model, run.backend, prompt, completion)
+    run.cost_usd = None if cost is None or run.cost_usd is None else run.cost_usd + cost
+    if any(n.get("kind") == "plain_json_fallback" for r in outcome.responses for n in r.repairs):
+        if not run.params.get("structured_fallback"):
+            run.params = {**run.params, "structured_fallback": "endpoint rejected JSON-schema "
+                                                               "output; plain JSON used"}
+    session.add(run)
+
+
+@dataclass
+class RunSummary:
+    run_id: int
+    signature: str
+    prompt_version: str
+    targets_total: int
+    targets_skipped: int
+    targets_judged: int
+    statuses: dict[str, int]
+    calls: int
+    cached: int
+    prompt_tokens: int  # billed (not cached) in this invocation
+    completion_tokens: int
+    cost_usd: float | None  # this invocation; None: price unknown
+    run_cost_usd: float | None  # the run so far
+
+
+def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *,
+              dataset: str | None = None, limit: int | None = None, concurrency: int = 4,
+              prices: dict | None = None, progress: bool = True) -> RunSummary:
+    prices = prices or {}
+    version = prompt_version(config.strategy, config.prompt_lang, tax)
+    expected = len(request_clusters(config.strategy, tax))
+    price_known = config.backend == "local" or config.model in prices
+    with session_scope(db_url) as session:
+        targets = load_targets(session, config.lang, dataset, limit)
+        run = get_or_create_run(session, config, version, client.backend.endpoint, price_known)
+        run_id, signature = run.id, run.signature
+        done = finished_targets(session, run_id, expected)
+    todo = [t for t in targets if t.target_id not in done]
+    statuses: dict[str, int] = {}
+    calls = cached = prompt_tokens = completion_tokens = 0
+    cost: float | None = 0.0 if price_known else None
+    bar = tqdm(total=len(todo), desc=f"judge {config.strategy}/{config.prompt_lang}",
+               unit="target", disable=not progress)
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = {pool.submit(judge_target, client, t, config, tax): t for t in todo}
+        try:
+            for future in as_completed(futures):
+                outcome = future.result()
+                with session_scope(db_url) as session:
+                    run = session.get(models.JudgeRun, run_id)
+                    store_outcome(session, run, outcome, tax, prices)
+                for r in outcome.responses:
+                    statuses[r.status] = statuses.get(r.status, 0) + 1
+                    calls += 1
+                    if r.cached:
+                        cached += 1
+                    else:
+                        prompt_tokens += r.prompt_tokens
+                        completion_tokens += r.completion_tokens
+                bar.update(1)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+        finally:
+            bar.close()
+    if cost is not None:
+        cost = cost_usd(prices, config.model, config.backend, prompt_tokens, completion_tokens)
+    with session_scope(db_url) as session:
+        run_cost = session.get(models.JudgeRun, run_id).cost_usd
+    return RunSummary(run_id, signature, version, len(targets), len(targets) - len(todo), len(todo),
+                      statuses, calls, cached, prompt_tokens, completion_tokens, cost, run_cost)
+
+
+def iter_summary_lines(summary: RunSummary) -> Iterable[str]:
+    cost = "unknown (no price for this model)" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
+    run_cost = "unknown" if summary.run_cost_usd is None else f"${summary.run_cost_usd:.4f}"
+    yield f"run {summary.run_id}  prompt version {summary.prompt_version}"
+    yield (f"targets: {summary.targets_total} selected, {summary.targets_skipped} already done, "
+           f"{summary.targets_judged} judged now")
+    yield "responses: " + (", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none")
+    yield f"requests: {summary.calls} ({summary.cached} from cache)"
+    yield (f"tokens billed now: {summary.prompt_tokens} prompt + {summary.completion_tokens} "
+           f"completion; cost now {cost}; run total {run_cost}")

@@ -1,0 +1,116 @@
+"""Helpers for the judges' tests: a local HTTP server speaking the OpenAI chat-completions
+protocol that replays scripted answers, and valid answers built from a request."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+from judges.i18n import texts
+
+
+# ---------------------------------------------------------------- scripted chat server
+
+
+def completion_body(content: str | None, finish_reason: str = "stop", refusal: str | None = None,
+                    prompt_tokens: int = 100, completion_tokens: int = 20) -> dict:
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "judge-test",
+        "choices": [{"index": 0, "finish_reason": finish_reason,
+                     "message": {"role": "assistant", "content": content, "refusal": refusal}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def reply(content: str | None = None, *, status: int = 200, finish_reason: str = "stop",
+          refusal: str | None = None, headers: dict | None = None, delay: float = 0.0,
+          body: dict | None = None) -> dict:
+    """One scripted HTTP answer."""
+    if body is None:
+        body = (completion_body(content, finish_reason, refusal) if status == 200
+                else {"error": {"message": content or f"HTTP {status}", "type": "test"}})
+    return {"status": status, "body": body, "headers": headers or {}, "delay": delay}
+
+
+class ChatServer:
+    """Answers POST .../chat/completions from a script: a list consumed in order, then (if set)
+    a responder function of the request body. Every request body is recorded."""
+
+    def __init__(self):
+        self.script: list[dict] = []
+        self.responder: Callable[[dict], dict] | None = None
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                request = json.loads(self.rfile.read(length) or b"{}")
+                with server.lock:
+                    server.requests.append(request)
+                    if server.script:
+                        answer = server.script.pop(0)
+                    elif server.responder is not None:
+                        answer = server.responder(request)
+                    else:
+                        answer = reply("script exhausted", status=500)
+                if answer["delay"]:
+                    time.sleep(answer["delay"])
+                payload = json.dumps(answer["body"]).encode()
+                try:
+                    self.send_response(answer["status"])
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for key, value in answer["headers"].items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+
+# ---------------------------------------------------------------- answers built from a request
+
+
+def answer_from_request(request: dict, lang: str, accuracy_index: int = 2,
+                        code: str | None = None) -> str:
+    """A valid answer in `lang` for every prediction id the request's schema allows (or P1..P5),
+    with the schema's first offered code if `code` is None and the request offers codes."""
+    from taxonomy import ACCURACY_LABELS, default_taxonomy
+
+    tax = default_taxonomy()
+    f = texts(lang)["output_fields"]
+    label = tax.accuracy_text(ACCURACY_LABELS[accuracy_index], lang)[0]
+    user = request["messages"][-1]["content"]
+    ids = [f"P{i}" for i in range(1, 10) if f'"P{i}"' in user]
+    cot = f'"{f["reasoning"]}"' in user
+    entries = []
+    for pid in ids:
+        errors = [] if code is None else ([{f["code"]: code, f["confidence"]: 0.9,
+                                            f["justification"]: "test"}] if cot else [code])
+        entry = {f["prediction_id"]: pid}
+        if cot:
+            entry[f["reasoning"]] = "test reasoning"
+        entry[f["errors"]] = errors
+        entry[f["accuracy"]] = label
+        entries.append(entry)
+    return json.dumps({f["evaluations"]: entries}, ensure_ascii=False)

@@ -1,0 +1,174 @@
+"""The lenient parser: what it repairs it records, what it cannot map it reports."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from judges.i18n import texts
+from judges.parse import (CodeFinding, ParsedResponse, PredictionVerdict, extract_json,
+                          merge_cluster_verdicts, parse_response)
+from judges.prompts import offered_codes
+
+IDS = ("P1", "P2")
+
+
+def answer(lang="en", tax=None, p1=("correct", []), p2=("partial", ["SE-MD"])):
+    f = texts(lang)["output_fields"]
+    name = (lambda label: tax.accuracy_text(label, lang)[0]) if tax else (lambda label: label)
+    return json.dumps({f["evaluations"]: [
+        {f["prediction_id"]: "P1", f["errors"]: p1[1], f["accuracy"]: name(p1[0])},
+        {f["prediction_id"]: "P2", f["errors"]: p2[1], f["accuracy"]: name(p2[0])},
+    ]}, ensure_ascii=False)
+
+
+def parse(text, tax, lang="en", strategy="standard", **kw):
+    offered = kw.pop("offered", None) or offered_codes(strategy, tax, kw.pop("cluster", ""))
+    return parse_response(text, lang=lang, strategy=strategy, tax=tax, offered=offered,
+                          prediction_ids=IDS, **kw)
+
+
+def kinds(parsed: ParsedResponse) -> list[str]:
+    return [r["kind"] for r in parsed.repairs]
+
+
+def test_clean_answer(tax):
+    parsed = parse(answer(tax=tax), tax)
+    assert parsed.status == "ok" and parsed.repairs == []
+    assert parsed.verdicts["P1"].accuracy == "correct" and parsed.verdicts["P1"].codes == []
+    assert [c.code for c in parsed.verdicts["P2"].codes] == ["SE-MD"]
+
+
+@pytest.mark.parametrize("wrap,expected", [
+    (lambda s: f"```json\n{s}\n```", ["code_fence_removed"]),
+    (lambda s: "\ufeff" + s, ["bom_removed"]),
+    (lambda s: f"Here is my evaluation:\n{s}\nHope this helps!",
+     ["text_before_json_removed", "text_after_json_removed"]),
+    (lambda s: f"{s}\n\nNote: P2 is vague.", ["text_after_json_removed"]),
+])
+def test_form_repairs_are_recorded(tax, wrap, expected):
+    parsed = parse(wrap(answer(tax=tax)), tax)
+    assert parsed.status == "ok"
+    assert kinds(parsed) == expected
+    assert parsed.verdicts["P2"].accuracy == "partial"
+
+
+def test_translated_field_names_map_back(tax):
+    parsed = parse(answer("el", tax), tax, lang="el")
+    assert parsed.status == "ok" and parsed.repairs == []
+    assert parsed.verdicts["P2"].accuracy == "partial"
+    assert [c.code for c in parsed.verdicts["P2"].codes] == ["SE-MD"]
+
+
+def test_english_field_names_under_a_greek_prompt_are_mapped_and_recorded(tax):
+    parsed = parse(answer("en", tax), tax, lang="el")
+    assert parsed.status == "ok"
+    assert "field_name_from_other_language" in kinds(parsed)
+    assert "accuracy_label_normalised" in kinds(parsed)  # English label names, Greek prompt
+    assert parsed.verdicts["P1"].accuracy == "correct"
+
+
+def test_truncated_answer_is_not_used_even_if_a_prefix_parses(tax):
+    parsed = parse(answer(tax=tax) + answer(tax=tax)[:40], tax, finish_reason="length")
+    assert parsed.status == "truncated"
+    assert {v.status for v in parsed.verdicts.values()} == {"truncated"}
+    assert "token limit" in parsed.error
+
+
+@pytest.mark.parametrize("text,status", [
+    ("{}", "empty"),
+    ('{"evaluations": []}', "empty"),
+    ('{"evaluations": [{"prediction_id": "P1", "errors": [], "accuracy": ""}]}', "empty"),
+    ('{"evaluations": [{"prediction_id": "P1"', "parse_error"),
+    ("I cannot evaluate these comments.", "parse_error"),
+    ("", "parse_error"),
+    ('{"verdict": "fine"}', "parse_error"),
+    ("[1, 2]", "parse_error"),
+])
+def test_statuses(tax, text, status):
+    parsed = parse(text, tax)
+    assert parsed.status == status, parsed.error
+    assert parsed.error
+
+
+def test_refusal_from_the_protocol(tax):
+    assert parse(None, tax, refusal="I can't help with that.").status == "refused"
+    assert parse("", tax, finish_reason="content_filter").status == "refused"
+
+
+def test_unknown_codes_are_reported_not_guessed(tax):
+    text = answer(tax=tax, p2=("partial", ["SE-MD", "SE-ZZ9", "se_ha2", "SE-HA"]))
+    parsed = parse(text, tax)
+    assert parsed.status == "ok"
+    assert [c.code for c in parsed.verdicts["P2"].codes] == ["SE-MD", "SE-HA2"]
+    reported = {(r["kind"], r.get("value", r.get("from"))) for r in parsed.repairs}
+    assert ("unknown_code", "SE-ZZ9") in reported
+    assert ("code_normalised", "se_ha2") in reported
+    assert ("code_not_assignable", "SE-HA") in reported  # a group is too coarse to assign
+
+
+def test_codes_outside_a_cluster_are_dropped_and_recorded(tax):
+    cluster = tax.cluster_of("SE-MD")
+    other = next(c.id for c in tax.labelable() if c.cluster != cluster)
+    text = answer(tax=tax, p2=("partial", ["SE-MD", other]))
+    parsed = parse(text, tax, strategy="hierarchical", cluster=cluster)
+    assert [c.code for c in parsed.verdicts["P2"].codes] == ["SE-MD"]
+    assert {"kind": "code_not_offered", "prediction": "P2", "value": other} in parsed.repairs
+
+
+def test_a_label_off_the_scale_is_an_error_for_that_prediction_only(tax):
+    parsed = parse(answer(tax=tax, p1=("excellent", [])), tax)
+    assert parsed.status == "ok"
+    assert parsed.verdicts["P1"].status == "parse_error" and "excellent" in parsed.verdicts["P1"].error
+    assert parsed.verdicts["P2"].status == "ok"
+
+
+def test_missing_and_misspelled_prediction_ids(tax):
+    text = json.dumps({"evaluations": [{"prediction_id": "p1", "errors": [], "accuracy": "Correct"},
+                                       {"prediction_id": "P9", "errors": [], "accuracy": "correct"}]})
+    parsed = parse(text, tax)
+    assert parsed.verdicts["P1"].status == "ok"
+    assert parsed.verdicts["P2"].status == "empty"
+    assert {"prediction_id_normalised", "unknown_prediction_id", "missing_prediction",
+            "accuracy_label_normalised"} <= set(kinds(parsed))
+
+
+def test_cot_confidence_and_justification(tax):
+    text = json.dumps({"evaluations": [
+        {"prediction_id": "P1", "reasoning": "r", "errors": [
+            {"code": "SE-MD", "confidence": 0.7, "justification": "too generic"},
+            {"code": "LG-GR1", "confidence": 7, "justification": "plural"}],
+         "accuracy": "partial"}]})
+    parsed = parse(text, tax, strategy="cot")
+    codes = parsed.verdicts["P1"].codes
+    assert codes[0] == CodeFinding("SE-MD", 0.7, "too generic")
+    assert codes[1] == CodeFinding("LG-GR1", None, "plural")
+    assert "confidence_out_of_range" in kinds(parsed)
+    assert parsed.verdicts["P1"].reasoning == "r"
+
+
+def test_extract_json_finds_an_object_inside_prose():
+    repairs: list[dict] = []
+    assert extract_json('Sure! {"a": {"b": [1, 2]}} done', repairs) == {"a": {"b": [1, 2]}}
+    with pytest.raises(ValueError):
+        extract_json("no json here {", [])
+
+
+def test_merge_takes_the_worst_label_and_the_union_of_codes():
+    def response(label, codes, status="ok"):
+        return ParsedResponse(status, {"P1": PredictionVerdict(
+            "P1", status, label if status == "ok" else None,
+            [CodeFinding(c) for c in codes] if status == "ok" else [],
+            error=None if status == "ok" else "bad")})
+    merged = merge_cluster_verdicts({"semantic_accuracy": response("partial", ["SE-MD"]),
+                                     "linguistic_grammar": response("correct", ["LG-GR1"]),
+                                     "meta": response("incorrect", [])}, "P1")
+    assert merged.status == "ok" and merged.accuracy == "incorrect"
+    assert [c.code for c in merged.codes] == ["SE-MD", "LG-GR1"]
+    semantic = merge_cluster_verdicts({"semantic_accuracy": response("partial", []),
+                                       "meta": response("incorrect", [])}, "P1", "semantic")
+    assert semantic.accuracy == "partial"
+    failed = merge_cluster_verdicts({"semantic_accuracy": response("partial", ["SE-MD"]),
+                                     "meta": response(None, [], "truncated")}, "P1")
+    assert failed.status == "truncated" and failed.accuracy is None
+    assert [c.code for c in failed.codes] == ["SE-MD"] and "meta" in failed.error
