@@ -1,0 +1,66 @@
+"""`python -m annotate [--db URL] [--port 8501] [--demo]`: start the labelling app.
+
+Runs `streamlit run annotate/app.py` with the database URL in $NLCE_DATABASE_URL and a fresh
+session-cookie secret. With --demo an empty database first gets the demo dataset (users anna,
+bas and lead, password "demo")."""
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+from db import DATABASE_URL_ENV, add_database_argument, resolve_url
+
+APP = Path(__file__).with_name("app.py")
+
+
+def database_is_empty(url: str) -> bool:
+    from sqlalchemy import func, select
+
+    from db import models as m
+    from db import session_scope
+
+    with session_scope(url) as session:
+        return session.exec(select(func.count()).select_from(m.Generation)).scalar_one() == 0
+
+
+def streamlit_command(port: int, address: str) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(APP),
+            "--server.port", str(port), "--server.address", address,
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m annotate", description=__doc__.split("\n")[0])
+    add_database_argument(parser)
+    parser.add_argument("--port", type=int, default=8501)
+    parser.add_argument("--address", default="127.0.0.1",
+                        help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a team)")
+    parser.add_argument("--demo", action="store_true",
+                        help="fill an empty database with the demo dataset and accounts first")
+    args = parser.parse_args(argv)
+    url = resolve_url(args.db)
+    if args.demo and database_is_empty(url):
+        from db.demo import ensure_demo_database
+
+        ensure_demo_database(url)
+        print(f"demo data written (users anna, bas, lead; password 'demo')")
+    env = dict(os.environ)
+    env[DATABASE_URL_ENV] = url
+    env.setdefault("NLCE_SESSION_SECRET", secrets.token_urlsafe(32))
+    shown = make_url(url).render_as_string(hide_password=True)  # never print a DB password
+    print(f"labelling app on http://{args.address}:{args.port} (database {shown})", flush=True)
+    try:
+        return subprocess.call(streamlit_command(args.port, args.address), env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

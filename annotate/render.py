@@ -1,0 +1,239 @@
+"""HTML for the item view, as pure functions over strings: the code around the masked comment
+(Pygments, comment span marked), the original/predicted word or character diff, and what the
+raw model output adds after the predicted comment.
+
+Nothing here touches the database or Streamlit, so every function is tested directly."""
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import TextLexer, get_lexer_by_name, guess_lexer_for_filename
+from pygments.token import STANDARD_TYPES, Token
+from pygments.util import ClassNotFound
+
+CODE_CSS_SCOPE = ".nlce-code"
+
+# Scripts written without spaces between words: diffed per character, everything else per word.
+_CJK = (r"\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
+        r"\uac00-\ud7af\uf900-\ufaff\uff00-\uffef")
+
+
+def diff_tokens(text: str) -> list[str]:
+    """Split text into diff units: one CJK character, one word (Latin, Greek, Polish letters and
+    digits), one run of whitespace, or one punctuation mark. Joining them gives the text back."""
+    tokens: list[str] = []
+    for match in re.finditer(rf"[{_CJK}]|\w+|\s+|[^\w\s]", text):
+        piece = match.group(0)
+        if len(piece) > 1 and re.search(f"[{_CJK}]", piece):
+            # \w+ also matches CJK ideographs glued to Latin letters: split those per character.
+            tokens.extend(t for t in re.findall(rf"[{_CJK}]|[^{_CJK}]+", piece))
+        else:
+            tokens.append(piece)
+    return tokens
+
+
+@dataclass(frozen=True)
+class DiffSegment:
+    op: str  # "equal" | "delete" | "insert"
+    text: str
+
+
+def comment_diff(original: str, predicted: str) -> tuple[list[DiffSegment], list[DiffSegment]]:
+    """Two segment lists: the original with its deleted parts, the prediction with its inserted
+    parts (a replacement shows on both sides)."""
+    a, b = diff_tokens(original), diff_tokens(predicted)
+    left: list[DiffSegment] = []
+    right: list[DiffSegment] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        old, new = "".join(a[i1:i2]), "".join(b[j1:j2])
+        if op == "equal":
+            left.append(DiffSegment("equal", old))
+            right.append(DiffSegment("equal", new))
+            continue
+        if old:
+            left.append(DiffSegment("delete", old))
+        if new:
+            right.append(DiffSegment("insert", new))
+    return left, right
+
+
+def _segments_html(segments: list[DiffSegment]) -> str:
+    parts = []
+    for seg in segments:
+        text = html.escape(seg.text)
+        if seg.op == "delete":
+            parts.append(f"<del>{text}</del>")
+        elif seg.op == "insert":
+            parts.append(f"<ins>{text}</ins>")
+        else:
+            parts.append(text)
+    return "".join(parts)
+
+
+def diff_html(original: str, predicted: str, *, original_label: str = "Original",
+              predicted_label: str = "Predicted") -> str:
+    """Original and predicted comment side by side, with <del>/<ins> marking the differences."""
+    left, right = comment_diff(original, predicted)
+    empty = '<span class="nlce-empty">(empty)</span>'
+    return (
+        '<div class="nlce-diff">'
+        f'<div class="nlce-diff-side"><div class="nlce-diff-head">{html.escape(original_label)}'
+        f'</div><pre>{_segments_html(left) or empty}</pre></div>'
+        f'<div class="nlce-diff-side"><div class="nlce-diff-head">{html.escape(predicted_label)}'
+        f'</div><pre>{_segments_html(right) or empty}</pre></div>'
+        "</div>"
+    )
+
+
+def output_overflow(raw_output: str, predicted_comment: str) -> str:
+    """What the raw model output holds beyond the predicted comment ("" when nothing).
+
+    The predicted comment is cut out of the raw output, usually as its prefix; when it is not a
+    prefix the whole raw output is returned so nothing the model wrote is hidden."""
+    raw = raw_output or ""
+    predicted = predicted_comment or ""
+    if raw.strip() == predicted.strip():
+        return ""
+    stripped = raw.lstrip()
+    if predicted and stripped.startswith(predicted.strip()):
+        return stripped[len(predicted.strip()):]
+    index = raw.find(predicted.strip()) if predicted.strip() else -1
+    if index >= 0:
+        return raw[index + len(predicted.strip()):]
+    return raw
+
+
+# ------------------------------------------------------------------------------ code view
+
+_FILENAME_LEXERS = {"python": "python", "java": "java", "javascript": "javascript",
+                    "typescript": "typescript", "c": "c", "c++": "cpp", "cpp": "cpp",
+                    "c#": "csharp", "csharp": "csharp", "go": "go", "rust": "rust", "php": "php",
+                    "ruby": "ruby", "kotlin": "kotlin", "scala": "scala", "swift": "swift"}
+
+
+@lru_cache(maxsize=64)
+def _lexer(programming_language: str, path: str):
+    name = _FILENAME_LEXERS.get((programming_language or "").strip().lower(),
+                                (programming_language or "").strip().lower())
+    try:
+        if name:
+            return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        pass
+    try:
+        if path:
+            return guess_lexer_for_filename(path, "", stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        pass
+    return TextLexer(stripnl=False, ensurenl=False)
+
+
+def _css_class(token_type) -> str:
+    while token_type not in STANDARD_TYPES:
+        token_type = token_type.parent
+    return STANDARD_TYPES.get(token_type, "")
+
+
+@dataclass(frozen=True)
+class CodeWindow:
+    first_line: int  # 1-based number of the first shown line
+    text: str  # the shown lines
+    span_start: int  # the masked comment's span inside `text`
+    span_end: int
+
+
+def code_window(content: str, span_start: int, span_end: int, *, before: int = 14,
+                after: int = 10) -> CodeWindow:
+    """The lines around a character span: `before` lines above its first line, `after` below
+    its last. Offsets outside the content are clamped rather than trusted."""
+    span_start = max(0, min(span_start, len(content)))
+    span_end = max(span_start, min(span_end, len(content)))
+    first_line = content.count("\n", 0, span_start)
+    last_line = content.count("\n", 0, span_end)
+    lines = content.split("\n")
+    lo = max(0, first_line - before)
+    hi = min(len(lines), last_line + after + 1)
+    offset = sum(len(line) + 1 for line in lines[:lo])
+    text = "\n".join(lines[lo:hi])
+    return CodeWindow(lo + 1, text, span_start - offset, min(span_end - offset, len(text)))
+
+
+def code_html(content: str, span_start: int, span_end: int, *, programming_language: str = "",
+              path: str = "", before: int = 14, after: int = 10,
+              span_label: str = "masked comment") -> str:
+    """Syntax-highlighted lines around the masked comment, the comment itself marked, with line
+    numbers. Classes follow Pygments' short names; `code_css()` styles them."""
+    window = code_window(content, span_start, span_end, before=before, after=after)
+    lexer = _lexer(programming_language, path)
+    pieces: list[str] = []
+    position = 0
+    title = html.escape(span_label)
+    for token_type, value in lexer.get_tokens(window.text):
+        if not value:
+            continue
+        start, end = position, position + len(value)
+        position = end
+        cuts = sorted({start, end, *(c for c in (window.span_start, window.span_end)
+                                     if start < c < end)})
+        cls = _css_class(token_type) if token_type is not Token.Text else ""
+        for a, b in zip(cuts, cuts[1:]):
+            inside = window.span_start <= a < window.span_end
+            # Newlines stay outside every tag so each line can get its own number.
+            for k, part in enumerate(value[a - start:b - start].split("\n")):
+                if k:
+                    pieces.append("\n")
+                if not part:
+                    continue
+                inner = html.escape(part)
+                if cls:
+                    inner = f'<span class="{cls}">{inner}</span>'
+                if inside:
+                    inner = f'<mark class="nlce-mask" title="{title}">{inner}</mark>'
+                pieces.append(inner)
+    if window.span_start == window.span_end:  # an empty span still shows where it is
+        marker = f'<mark class="nlce-mask nlce-caret" title="{title}">▍</mark>'
+        pieces = _insert_at(pieces, window, marker)
+    body = "".join(pieces)
+    lines = body.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()  # the file's final newline is not a line of its own
+    numbered = "".join(
+        f'<span class="nlce-ln">{window.first_line + i}</span>{line}\n'
+        for i, line in enumerate(lines))
+    return f'<div class="nlce-code highlight"><pre>{numbered}</pre></div>'
+
+
+def _insert_at(pieces: list[str], window: CodeWindow, marker: str) -> list[str]:
+    # Rebuild around the caret: escape-aware insertion is simplest on the plain text.
+    before = html.escape(window.text[:window.span_start])
+    after = html.escape(window.text[window.span_start:])
+    return [before, marker, after]
+
+
+def code_css(style: str = "friendly") -> str:
+    """Pygments colours scoped to the code view, and the app's own marks."""
+    return HtmlFormatter(style=style).get_style_defs(CODE_CSS_SCOPE) + _APP_CSS
+
+
+_APP_CSS = """
+.nlce-code pre { font-size: 12.5px; line-height: 1.35; max-height: 470px; overflow: auto;
+  margin: 0; padding: 6px 8px; background: #fafafa; border: 1px solid #e5e5e5; border-radius: 6px; }
+.nlce-ln { display: inline-block; width: 3.2em; color: #999; user-select: none; }
+mark.nlce-mask { background: #ffe58a; outline: 2px solid #f0b400; border-radius: 2px; padding: 0; }
+.nlce-diff { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
+.nlce-diff-side pre { white-space: pre-wrap; word-break: break-word; font-size: 13.5px;
+  margin: 0; padding: 6px 8px; background: #fff; border: 1px solid #e5e5e5; border-radius: 6px;
+  max-height: 150px; overflow: auto; }
+.nlce-diff-head { font-size: 12px; color: #666; margin-bottom: 2px; }
+.nlce-diff del { background: #ffd7d5; text-decoration: line-through; }
+.nlce-diff ins { background: #ccf2d1; text-decoration: none; }
+.nlce-empty { color: #999; font-style: italic; }
+.nlce-overflow pre { white-space: pre-wrap; font-size: 12px; max-height: 90px; overflow: auto;
+  margin: 0; padding: 4px 8px; background: #fff6f0; border: 1px dashed #f0a060; border-radius: 6px; }
+"""

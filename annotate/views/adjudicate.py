@@ -1,0 +1,63 @@
+"""Lead: items where annotators disagree, side by side, resolved into a stored gold label
+(the annotators' own labels stay as they were)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from annotate import service, ui
+from annotate.render import diff_html
+from taxonomy import LANGUAGES, default_taxonomy
+
+lead = ui.require_lead()
+ui.show_flash()
+st.header("Adjudication")
+language = st.segmented_control("Language", ["all", *LANGUAGES], default="all",
+                                key="adj_lang")
+with ui.db() as session:
+    labels = service.finished_labels(session,
+                                     language=None if language in (None, "all") else language)
+    gold = service.gold_labels(session)
+show_resolved = st.toggle("Show resolved items too", value=False, key="adj_resolved")
+items = service.find_disagreements(labels, gold, include_resolved=show_resolved)
+st.caption(f"{len(items)} items with disagreement")
+if not items:
+    st.info("No disagreements to resolve.")
+    st.stop()
+choice = st.selectbox("Item", items, key="adj_item", format_func=lambda d: (
+    f"#{d.generation_id} · {d.language} · {d.model} · differ on {' and '.join(d.kinds)}"
+    f"{' · resolved' if d.gold else ''}"))
+with ui.db() as session:
+    from db import models as m
+    generation = session.get(m.Generation, choice.generation_id)
+    target = session.get(m.Target, generation.target_id) if generation else None
+if target is not None:
+    st.html(diff_html(target.original_comment, generation.predicted_comment,
+                      original_label="Original comment", predicted_label="Predicted comment"))
+cols = st.columns(len(choice.labels))
+for col, label in zip(cols, choice.labels):
+    with col.container(border=True):
+        st.markdown(f"**{label.annotator}**: {label.accuracy}")
+        st.markdown(" ".join(f"`{c}`" for c in label.codes) or "_no codes_")
+        if label.note:
+            st.caption(label.note)
+taxonomy = default_taxonomy()
+codes = [c.id for c in taxonomy.labelable()]
+start = choice.gold or {}
+with st.form(f"gold_{choice.generation_id}"):
+    accuracy = st.segmented_control("Gold accuracy", ["correct", "partial", "incorrect"],
+                                    default=start.get("accuracy") or choice.labels[0].accuracy)
+    union = sorted({c for l in choice.labels for c in l.codes})
+    gold_codes = st.multiselect("Gold codes", codes, default=list(start.get("codes", union)),
+                                format_func=lambda c: f"{c} {taxonomy.code(c).text('name', 'en')}")
+    note = st.text_input("Note", value=start.get("note", ""))
+    if st.form_submit_button("Store gold label", type="primary"):
+        try:
+            with ui.db() as session:
+                service.adjudicate(session, generation_id=choice.generation_id,
+                                   adjudicator_id=lead.id, accuracy=accuracy or "",
+                                   codes=gold_codes, note=note)
+        except service.AnnotateError as error:
+            st.error(str(error))
+        else:
+            ui.flash("success", f"Gold label stored for #{choice.generation_id}.")
+            st.rerun()

@@ -1,0 +1,308 @@
+"""The labelling view: one item at a time, every change saved at once.
+
+State lives in st.session_state under "lbl_*" keys; the database is the truth. Widget keys carry
+the item and a load counter, so a reload from the database (another tab saved meanwhile)
+redraws the widgets from what is stored."""
+from __future__ import annotations
+
+import html
+import time
+
+import streamlit as st
+
+from annotate import service, ui
+from annotate.render import code_html, diff_html, output_overflow
+from taxonomy import default_taxonomy
+
+SHORTCUTS = {"correct": "1", "partial": "2", "incorrect": "3", "prev": "P", "next": "N",
+             "save": "S", "skip": "K", "flag": "F"}
+ACCURACY_ORDER = ("correct", "partial", "incorrect")  # as the study's Table 2 lists them
+
+S = st.session_state
+
+
+# ------------------------------------------------------------------------------ state helpers
+
+def _item() -> dict:
+    return S.setdefault("lbl_item", {"gid": None})
+
+
+def _wkey(kind: str, code: str = "") -> str:
+    item = _item()
+    return f"lbl_{kind}_{item['gid']}_{item.get('seq', 0)}_{code}"
+
+
+def _codes_from_widgets() -> list[str]:
+    return [c.id for c in default_taxonomy().labelable() if S.get(_wkey("code", c.id))]
+
+
+def _note_from_widget() -> str:
+    return S.get(_wkey("note"), _item().get("note", "")) or ""
+
+
+def _reload_item() -> None:
+    """Forget the cached item so the next run reads it (and its widgets) from the database."""
+    S["lbl_item"] = {"gid": None}
+
+
+def _save(status: str | None = None) -> bool:
+    """Write the current label (accuracy, codes, note, time) now; True when stored."""
+    item = _item()
+    user = ui.current_user()
+    if item["gid"] is None or user is None:
+        return False
+    status = status or item.get("status") or "done"
+    codes, note = _codes_from_widgets(), _note_from_widget()
+    seconds = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
+    try:
+        with ui.db() as session:
+            saved = service.save_label(
+                session, generation_id=item["gid"], annotator_id=user.id,
+                accuracy=item.get("accuracy"), codes=codes, note=note, seconds_spent=seconds,
+                status=status, expected_revision=item.get("revision"))
+    except (service.ItemGoneError, service.NotAssignedError) as error:
+        ui.flash("warning", str(error))
+        S.pop("lbl_gid", None)
+        _reload_item()
+        return False
+    except service.LabelError as error:
+        ui.flash("error", str(error))
+        _reload_item()
+        return False
+    except Exception as error:
+        if not service.is_stale_error(error):
+            raise
+        attempted = (f"accuracy {item.get('accuracy') or '-'}, codes {' '.join(codes) or '-'}, "
+                     f"note {note!r}")
+        ui.flash("error", f"Not saved: item #{item['gid']} was changed in another tab or "
+                          f"session since you opened it. The stored version is shown now; "
+                          f"your change was: {attempted}. Apply it again if it still holds.")
+        _reload_item()
+        return False
+    item.update(revision=saved.revision, status=saved.status)
+    S["lbl_saved_at"] = time.strftime("%H:%M:%S")
+    return True
+
+
+# ------------------------------------------------------------------------------ callbacks
+
+def on_accuracy(label: str) -> None:
+    item = _item()
+    previous = item.get("accuracy")
+    item["accuracy"] = label
+    status = "flagged" if item.get("status") == "flagged" else "done"
+    if not _save(status):
+        item["accuracy"] = previous
+
+
+def on_change() -> None:
+    _save()
+
+
+def on_nav(kind: str) -> None:
+    S["lbl_nav"] = kind
+
+
+def on_save_next() -> None:
+    item = _item()
+    if not item.get("accuracy"):
+        ui.flash("warning", "Choose an accuracy label first (1 correct, 2 partial, "
+                            "3 incorrect); everything else is already saved.")
+        return
+    if _save("flagged" if item.get("status") == "flagged" else "done"):
+        S["lbl_nav"] = "next_open"
+
+
+def on_skip() -> None:
+    if _save("skipped"):
+        S["lbl_nav"] = "next_open"
+
+
+def on_flag() -> None:
+    item = _item()
+    flagged = item.get("status") == "flagged"
+    if _save("done" if flagged else "flagged"):
+        ui.flash("info", "Flag removed." if flagged else
+                 "Flagged for discussion with the lead (your label is kept).")
+
+
+# ------------------------------------------------------------------------------ page
+
+def _choose_current(queue: list[service.QueueEntry]) -> int | None:
+    nav = S.pop("lbl_nav", None)
+    current = service.index_of(queue, S.get("lbl_gid"))
+    if current is None:  # a fresh session: the URL may name the item (reload, bookmark)
+        try:
+            current = service.index_of(queue, int(st.query_params.get("item", "")))
+        except ValueError:
+            current = None
+    if nav == "next":
+        current = service.step(queue, current, +1)
+    elif nav == "prev":
+        current = service.step(queue, current, -1)
+    elif nav == "next_open":
+        following = service.next_open(queue, current)
+        if following is None:
+            S["lbl_all_done"] = True
+        else:
+            current = following
+    if current is None:
+        current = service.first_open(queue)
+        if current is None and queue:
+            current = 0
+            S["lbl_all_done"] = True
+    return current
+
+
+def _enter_item(view: service.ItemView) -> None:
+    """First draw of an item in this visit: start its clock and seed its widgets."""
+    seq = S.get("lbl_seq", 0) + 1
+    S["lbl_seq"] = seq
+    S["lbl_item"] = {"gid": view.generation_id, "seq": seq, "revision": view.own.revision,
+                     "accuracy": view.own.accuracy, "status": view.own.status,
+                     "note": view.own.note, "base_seconds": view.own.seconds_spent,
+                     "shown_at": time.time()}
+    for code in view.own.codes:
+        S[_wkey("code", code)] = True
+    S[_wkey("note")] = view.own.note
+
+
+def _header(queue, index, view, progress) -> None:
+    total = progress.get("*", service.Progress())
+    entry = queue[index]
+    per_lang = " · ".join(f"{lang} {p.done}/{p.assigned}" for lang, p in progress.items()
+                          if lang != "*")
+    state = {"todo": "new", "draft": "in progress", "done": "done", "skipped": "skipped",
+             "flagged": "flagged"}[entry.state]
+    saved = S.get("lbl_saved_at")
+    st.html(
+        f'<div class="nlce-head"><b>Item {index + 1} of {len(queue)}</b> · #{view.generation_id}'
+        f" · {html.escape(view.language)} · {html.escape(view.programming_language or '?')} · "
+        f"<code>{html.escape(view.path or '')}</code> · model {html.escape(view.model)}"
+        f" · <b>{state}</b>{' · saved ' + saved if saved else ''}"
+        f"<br>done {total.done}/{total.assigned} ({per_lang}) · skipped {total.skipped}"
+        f" · flagged {total.flagged}</div>")
+    st.progress(total.fraction)
+
+
+def _code_column(view: service.ItemView) -> None:
+    st.html(code_html(view.content, view.span_start, view.span_end,
+                      programming_language=view.programming_language, path=view.path))
+    st.html(diff_html(view.original_comment, view.predicted_comment,
+                      original_label="Original comment", predicted_label="Predicted comment"))
+    overflow = output_overflow(view.raw_output, view.predicted_comment)
+    if overflow.strip():
+        st.html('<div class="nlce-overflow"><div class="nlce-diff-head">Raw model output '
+                f"continues after the comment:</div><pre>{html.escape(overflow)}</pre></div>")
+
+
+def _criteria(code, lang: str) -> str:
+    lines = [f"**{code.id} {code.text('name', lang)}**", code.text("description", lang)]
+    inclusion, exclusion = code.text("inclusion", lang), code.text("exclusion", lang)
+    if inclusion:
+        lines.append("Include if:\n" + "\n".join(f"- {c}" for c in inclusion))
+    if exclusion:
+        lines.append("Exclude if:\n" + "\n".join(f"- {c}" for c in exclusion))
+    return "\n\n".join(lines)
+
+
+def _code_groups(lang: str) -> list[list[tuple[str, list]]]:
+    """The labelable codes by category, spread over three columns of similar height."""
+    taxonomy = default_taxonomy()
+    groups: dict[str, list] = {}
+    for code in taxonomy.labelable():
+        groups.setdefault(code.category, []).append(code)
+    titled = []
+    for category, codes in groups.items():
+        title = (taxonomy.code(category).text("name", lang)
+                 if category in taxonomy.codes else "Other")
+        titled.append((f"{category} · {title}" if category in taxonomy.codes else title, codes))
+    columns: list[list] = [[], [], []]
+    height = [0, 0, 0]
+    for title, codes in titled:
+        k = height.index(min(height))
+        columns[k].append((title, codes))
+        height[k] += len(codes) + 1
+    return columns
+
+
+def _label_column(view: service.ItemView, lang: str) -> None:
+    taxonomy = default_taxonomy()
+    item = _item()
+    buttons = st.columns(3, gap="small")
+    for col, label in zip(buttons, ACCURACY_ORDER):
+        name, description = taxonomy.accuracy_text(label, lang)
+        col.button(name, key=f"lbl_acc_{label}", help=description, on_click=on_accuracy,
+                   args=(label,), shortcut=SHORTCUTS[label], width="stretch",
+                   type="primary" if item.get("accuracy") == label else "secondary")
+    for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
+        with column:
+            for title, codes in groups:
+                st.html(f'<div class="nlce-cat">{html.escape(title)}</div>')
+                for code in codes:
+                    st.checkbox(f"{code.id} {code.text('name', lang)}", key=_wkey("code", code.id),
+                                help=_criteria(code, lang), on_change=on_change)
+    st.text_area("Note", key=_wkey("note"), height=68, on_change=on_change,
+                 placeholder="Optional: anything the lead should know about this item",
+                 label_visibility="collapsed")
+    nav = st.columns(5, gap="small")
+    nav[0].button("Previous", key="lbl_prev", on_click=on_nav, args=("prev",),
+                  shortcut=SHORTCUTS["prev"], width="stretch")
+    nav[1].button("Next", key="lbl_next", on_click=on_nav, args=("next",),
+                  shortcut=SHORTCUTS["next"], width="stretch")
+    nav[2].button("Save & next", key="lbl_save", on_click=on_save_next, type="primary",
+                  shortcut=SHORTCUTS["save"], width="stretch")
+    nav[3].button("Skip", key="lbl_skip", on_click=on_skip, shortcut=SHORTCUTS["skip"],
+                  width="stretch")
+    nav[4].button("Unflag" if item.get("status") == "flagged" else "Flag", key="lbl_flag",
+                  on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
+    st.html('<div class="nlce-keys">Keys: <kbd>1</kbd> correct · <kbd>2</kbd> partial · '
+            '<kbd>3</kbd> incorrect · <kbd>N</kbd> next · <kbd>P</kbd> previous · '
+            '<kbd>S</kbd> save &amp; next · <kbd>K</kbd> skip · <kbd>F</kbd> flag. '
+            'Every change is saved at once; hover a code for its criteria.</div>')
+
+
+def _history(view: service.ItemView, user) -> None:
+    if view.own.history > 1:
+        with st.expander(f"Your earlier versions of this label ({view.own.history} saves)"):
+            with ui.db() as session:
+                st.dataframe(service.own_history(session, view.generation_id, user.id),
+                             hide_index=True)
+
+
+def page() -> None:
+    user = ui.current_user()
+    ui.show_flash()
+    with ui.db() as session:
+        queue = service.queue_for(session, user.id)
+    if not queue:
+        st.info("No items are assigned to you yet. Your lead assigns them on the Assign page.")
+        return
+    index = _choose_current(queue)
+    gid = queue[index].generation_id
+    try:
+        with ui.db() as session:
+            view = service.load_item(session, gid, user.id)
+    except (service.ItemGoneError, service.NotAssignedError) as error:
+        st.warning(str(error))
+        S.pop("lbl_gid", None)
+        _reload_item()
+        return
+    if _item().get("gid") != gid:
+        _enter_item(view)
+    S["lbl_gid"] = gid
+    st.query_params["item"] = str(gid)
+    if S.pop("lbl_all_done", False):
+        st.success("Every item in your queue has a label. Use Previous/Next to review.")
+    progress = service.progress_of(queue)  # read after this run's callbacks saved
+    _header(queue, index, view, progress)
+    lang = ui.interface_language()
+    left, right = st.columns([0.53, 0.47], gap="medium")
+    with left:
+        _code_column(view)
+    with right:
+        _label_column(view, lang)
+    _history(view, user)
+
+
+page()

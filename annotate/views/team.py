@@ -1,0 +1,46 @@
+"""Lead: create annotator accounts and see progress per annotator and language."""
+from __future__ import annotations
+
+import streamlit as st
+
+from annotate import service, ui
+from taxonomy import LANGUAGES
+
+ui.require_lead()
+ui.show_flash()
+st.header("Team and progress")
+
+with st.form("new_annotator", clear_on_submit=True):
+    st.subheader("New account")
+    c1, c2, c3 = st.columns(3)
+    username = c1.text_input("Username (an e-mail address for single sign-on)")
+    password = c2.text_input("Password (empty: single sign-on only)", type="password")
+    role = c3.selectbox("Role", service.ROLES)
+    c4, c5, c6 = st.columns(3)
+    languages = c4.multiselect("Languages they label", LANGUAGES)
+    interface = c5.selectbox("Interface language", LANGUAGES)
+    display = c6.text_input("Display name")
+    if st.form_submit_button("Create account", type="primary"):
+        try:
+            with ui.db() as session:
+                created = service.create_annotator(
+                    session, username=username, password=password or None, languages=languages,
+                    role=role, display_name=display, interface_language=interface)
+        except service.AnnotateError as error:
+            st.error(str(error))
+        else:
+            st.success(f"Created {created.username} ({created.role}; "
+                       f"{', '.join(created.languages) or 'no languages'}).")
+
+with ui.db() as session:
+    people = service.list_annotators(session)
+    progress = service.team_progress(session)
+st.subheader("Accounts")
+st.dataframe([{"username": p.username, "name": p.display_name, "role": p.role,
+               "languages": ", ".join(p.languages), "interface": p.interface_language}
+              for p in people], hide_index=True, key="team_accounts")
+st.subheader("Progress per annotator and language")
+if progress:
+    st.dataframe(progress, hide_index=True, key="team_progress")
+else:
+    st.info("Nothing assigned yet.")
