@@ -29,7 +29,7 @@ def _in(column: str, values) -> str:
 
 
 ANNOTATOR_ROLES = ("annotator", "lead", "expert")
-ANNOTATION_STATUSES = ("done", "skipped", "flagged")
+ANNOTATION_STATUSES = ("done", "skipped", "flagged", "draft")  # draft: no accuracy yet
 CONTEXT_VARIANTS = ("none", "minimal", "full")
 NOISE_KINDS = ("none", "uniform", "targeted")
 JUDGE_STRATEGIES = ("standard", "cot", "rubric", "hierarchical")
