@@ -70,33 +70,28 @@ def encode_labels(values: Sequence[Any], labels: Sequence[Any], *, allow_missing
     for i, label in enumerate(labels):
         if isinstance(label, str):
             index.setdefault(label.strip().casefold(), i)
-    values = list(values)
-    codes = np.empty(len(values), dtype=np.int64)
-    cache: dict[Any, int] = {}
-    for position, value in enumerate(values):
+    values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+    def code_of(value: Any) -> int:
         value = _plain(value)
         if _is_missing(value):
-            if not allow_missing:
-                raise ValueError(f"missing label at position {position}")
-            codes[position] = -1
-            continue
-        try:
-            code = cache[value]
-        except (KeyError, TypeError):
-            code = index.get(value)
-            if code is None and isinstance(value, str):
-                code = index.get(value.strip().casefold())
-            if code is None and isinstance(value, (int, float, np.number)):
-                code = index.get(value.item() if isinstance(value, np.generic) else value)
-            if code is None:
-                raise ValueError(
-                    f"unknown label {value!r} at position {position}; expected one of {labels!r}"
-                ) from None
-            try:
-                cache[value] = code
-            except TypeError:
-                pass
-        codes[position] = code
+            return -1
+        code = index.get(value)
+        if code is None and isinstance(value, str):
+            code = index.get(value.strip().casefold())
+        if code is None:
+            position = next(i for i, v in enumerate(values) if v is value or v == value)
+            raise ValueError(f"unknown label {value!r} at position {position}; "
+                             f"expected one of {labels!r}")
+        return code
+
+    try:  # one lookup per distinct value, then a C-speed map over the items
+        lookup = {value: code_of(value) for value in set(values)}
+        codes = np.fromiter((lookup[v] for v in values), dtype=np.int64, count=len(values))
+    except TypeError:  # unhashable values: item by item
+        codes = np.fromiter((code_of(v) for v in values), dtype=np.int64, count=len(values))
+    if not allow_missing and (codes < 0).any():
+        raise ValueError(f"missing label at position {int(np.argmax(codes < 0))}")
     return codes
 
 

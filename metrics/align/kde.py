@@ -1,0 +1,538 @@
+"""The study's KDE threshold classifier (section 7.1 "Comparison", Figure 5).
+
+For one metric configuration: fit a Gaussian kernel density to the scores of each human class,
+find where the class densities cross, and turn the crossings into score intervals, each owned by
+the class whose density wins there. Every item is then reclassified by the interval its score
+falls in and compared with its human label.
+
+Choices, all explicit:
+
+- Weighting. ``"equal"`` (default): each class density integrates to 1 on its own, so a minority
+  class still owns the region where it is denser than the others (how the study handles the class
+  imbalance). ``"prior"``: densities times class shares, a Bayes classifier; on imbalanced,
+  overlapping classes it hands nearly every item to the majority class and kappa falls to ~0
+  (`Evaluation.warning` says so).
+- Bandwidth. ``"scott"`` (default), ``"silverman"`` or a number, all as in
+  ``scipy.stats.gaussian_kde(bw_method=...)``: kernel sd = factor x the class's sample sd
+  (ddof 1), factor n**(-1/5) (Scott), (3n/4)**(-1/5) (Silverman), or the number itself.
+- Degenerate classes. A class with one item, or whose scores are all one value (all BLEU = 0 is
+  common), has no spread to scale a bandwidth by: it becomes a near point mass with the bandwidth
+  floor, the larger of 1e-3 x the range of all scores in the fit (1e-3 x max(1, |score|) if
+  every score is the same) and one grid spacing. The floor also bounds every other class's
+  bandwidth from below. A class with no items gets no density and no region.
+- Speed. Densities come from linear binning onto the grid and one FFT convolution per fit
+  (`binned_log_densities`), so a fit costs about the same for 100 or 100,000 scores;
+  ``method="exact"`` evaluates every kernel at every grid node instead.
+- Regions. Crossings are found on a grid (`grid_size` points spanning every score +- 4
+  bandwidths) as changes of the winning class and placed by interpolating the log-density
+  difference, so they need not be ordered or contiguous: a class may own several intervals. No
+  crossing means one interval (-inf, inf) for the winner. Densities are compared in log space where
+  they underflow, so two far-apart point masses still split at the right place.
+- Direction. Nothing assumes higher is better: a metric where higher is worse simply gets its
+  regions in the other order (`Thresholds.orientation`).
+
+Intervals are half open, [lower, upper): a score exactly on a threshold goes to the upper one.
+
+>>> rng = np.random.default_rng(0)
+>>> scores = np.concatenate([rng.normal(0, 1, 300), rng.normal(10, 1, 300)])
+>>> human = ["incorrect"] * 300 + ["correct"] * 300
+>>> fit = fit_kde_thresholds(scores, human)
+>>> [(label, round(lo) if lo > -np.inf else lo) for lo, hi, label in fit.thresholds.intervals]
+[('incorrect', -inf), ('correct', 5)]
+>>> evaluate(fit.thresholds, scores, human).kappa
+1.0
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from metrics.align.agreement import Confusion, bootstrap_ci, encode_labels, kappa_from_counts
+from taxonomy import ACCURACY_LABELS
+
+WEIGHTINGS = ("equal", "prior")
+BANDWIDTH_RULES = ("scott", "silverman")
+DEFAULT_GRID_SIZE = 1024
+BANDWIDTH_FLOOR = 1e-3  # of the pooled score range: the "point mass" width of degenerate classes
+GRID_PAD_BANDWIDTHS = 4.0
+_CHUNK = 4096  # points per block when evaluating kernels: bounds memory at _CHUNK x grid_size
+_TINY = 1e-250  # below this a linear-space density is recomputed in log space
+COLLAPSE_SHARE = 0.9  # a single predicted class this common, with kappa ~ 0, triggers the warning
+COLLAPSE_KAPPA = 0.1
+
+THRESHOLDS_FORMAT = "nlce-kde-thresholds/1"
+
+
+# ---------------------------------------------------------------- bandwidth
+
+def parse_bandwidth(spec: str | float) -> str | float:
+    """ "scott" | "silverman" | a positive number (also given as a string, e.g. "0.1").
+
+    >>> parse_bandwidth("Scott"), parse_bandwidth("0.25")
+    ('scott', 0.25)
+    """
+    if isinstance(spec, str):
+        name = spec.strip().lower()
+        if name in BANDWIDTH_RULES:
+            return name
+        try:
+            spec = float(name)
+        except ValueError:
+            raise ValueError(f"bandwidth must be 'scott', 'silverman' or a positive number, "
+                             f"got {spec!r}") from None
+    value = float(spec)
+    if not value > 0 or math.isinf(value):
+        raise ValueError(f"bandwidth must be a positive number, got {spec!r}")
+    return value
+
+
+def bandwidth_factor(spec: str | float, n: np.ndarray | int) -> np.ndarray:
+    """The factor scipy's gaussian_kde multiplies the sample sd by, for n points."""
+    n = np.asarray(n, dtype=float)
+    if spec == "scott":
+        return n ** (-1 / 5)
+    if spec == "silverman":
+        return (n * 3 / 4) ** (-1 / 5)
+    return np.full(n.shape, float(spec))
+
+
+def _floor(scores: np.ndarray) -> float:
+    spread = float(scores.max() - scores.min()) if scores.size else 0.0
+    if spread > 0:
+        return BANDWIDTH_FLOOR * spread
+    return BANDWIDTH_FLOOR * max(1.0, float(np.abs(scores).max()) if scores.size else 1.0)
+
+
+# ---------------------------------------------------------------- thresholds
+
+@dataclass(frozen=True)
+class Thresholds:
+    """A fitted classifier: ordered, non-overlapping [lower, upper) intervals, each with a label.
+
+    Saved and loaded as JSON (`to_dict`/`from_dict`, `save_thresholds`/`load_thresholds`), so
+    thresholds fitted on labelled data can classify new, unlabelled generations.
+    """
+    labels: tuple
+    intervals: tuple  # ((lower, upper, label), ...) covering (-inf, inf) in order
+    weighting: str = "equal"
+    bandwidth: str | float = "scott"
+    class_counts: Mapping[str, int] = field(default_factory=dict)
+    bandwidths: Mapping[str, float] = field(default_factory=dict)
+    point_mass: tuple = ()  # classes that fell back to the bandwidth floor
+
+    @property
+    def boundaries(self) -> np.ndarray:
+        return np.array([lo for lo, _, _ in self.intervals[1:]], dtype=float)
+
+    @property
+    def interval_codes(self) -> np.ndarray:
+        return encode_labels([label for _, _, label in self.intervals], self.labels)
+
+    def classify_codes(self, scores: Sequence[float]) -> np.ndarray:
+        """The label index (position in `labels`) of each score; -1 for a missing score."""
+        x = np.asarray(scores, dtype=float)
+        codes = self.interval_codes[np.searchsorted(self.boundaries, x, side="right")]
+        return np.where(np.isnan(x), -1, codes)
+
+    def classify(self, scores: Sequence[float]) -> list:
+        """The label of each score (None for a missing score)."""
+        labels = list(self.labels)
+        return [labels[c] if c >= 0 else None for c in self.classify_codes(scores)]
+
+    def intervals_per_class(self) -> dict[str, int]:
+        counts = {str(label): 0 for label in self.labels}
+        for _, _, label in self.intervals:
+            counts[str(label)] += 1
+        return counts
+
+    @property
+    def orientation(self) -> str:
+        """'ascending' when regions follow the label order upwards (higher score = better label),
+        'descending' for a metric where higher is worse, 'mixed' otherwise, 'single' for one."""
+        ranks = self.interval_codes
+        if len(ranks) == 1:
+            return "single"
+        steps = np.diff(ranks)
+        if (steps > 0).all():
+            return "ascending"
+        if (steps < 0).all():
+            return "descending"
+        return "mixed"
+
+    def describe(self, digits: int = 3) -> str:
+        """One line, e.g. 'incorrect <0.412 ≤ partial <0.55 ≤ correct'."""
+        parts = [str(self.intervals[0][2])]
+        for lower, _, label in self.intervals[1:]:
+            parts.append(f"{lower:.{digits}g} ≤ {label}")
+        return " < ".join(parts) if len(parts) > 1 else f"{parts[0]} everywhere"
+
+    def to_dict(self) -> dict:
+        def num(x):
+            return None if math.isinf(x) else float(x)
+        return {"format": THRESHOLDS_FORMAT, "labels": [str(x) for x in self.labels],
+                "intervals": [[num(lo), num(hi), str(label)] for lo, hi, label in self.intervals],
+                "weighting": self.weighting, "bandwidth": self.bandwidth,
+                "class_counts": dict(self.class_counts), "bandwidths": dict(self.bandwidths),
+                "point_mass": list(self.point_mass)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Thresholds":
+        if data.get("format") != THRESHOLDS_FORMAT:
+            raise ValueError(f"not a thresholds record (format {data.get('format')!r}, expected "
+                             f"{THRESHOLDS_FORMAT!r})")
+        labels = tuple(data["labels"])
+        intervals = tuple((-math.inf if lo is None else float(lo),
+                           math.inf if hi is None else float(hi), label)
+                          for lo, hi, label in data["intervals"])
+        _check_intervals(intervals, labels)
+        return cls(labels=labels, intervals=intervals, weighting=data.get("weighting", "equal"),
+                   bandwidth=data.get("bandwidth", "scott"),
+                   class_counts=dict(data.get("class_counts", {})),
+                   bandwidths=dict(data.get("bandwidths", {})),
+                   point_mass=tuple(data.get("point_mass", ())))
+
+
+def _check_intervals(intervals, labels) -> None:
+    if not intervals:
+        raise ValueError("thresholds have no intervals")
+    if intervals[0][0] != -math.inf or intervals[-1][1] != math.inf:
+        raise ValueError("threshold intervals must start at -inf and end at +inf")
+    for (lo, hi, label), nxt in zip(intervals, list(intervals[1:]) + [None]):
+        if not lo < hi:
+            raise ValueError(f"empty threshold interval [{lo}, {hi}) for {label!r}")
+        if nxt is not None and nxt[0] != hi:
+            raise ValueError(f"threshold intervals not contiguous at {hi}")
+        if label not in labels:
+            raise ValueError(f"threshold interval label {label!r} is not one of {labels!r}")
+
+
+def save_thresholds(path: str | Path, thresholds: Mapping[str, Thresholds]) -> Path:
+    """Write {configuration key: Thresholds} as one JSON file (written whole, then renamed)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"format": THRESHOLDS_FORMAT,
+               "thresholds": {key: t.to_dict() for key, t in thresholds.items()}}
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_thresholds(path: str | Path) -> dict[str, Thresholds]:
+    """Read what `save_thresholds` wrote; a malformed file raises ValueError naming it."""
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        if payload.get("format") != THRESHOLDS_FORMAT:
+            raise ValueError(f"format {payload.get('format')!r}, expected {THRESHOLDS_FORMAT!r}")
+        return {key: Thresholds.from_dict(t) for key, t in payload["thresholds"].items()}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{path}: cannot read thresholds: {error}") from error
+
+
+# ---------------------------------------------------------------- fitting
+
+@dataclass(frozen=True)
+class KDEFit:
+    """The classifier plus what Figure 5 draws: the grid and each class's (weighted) log density."""
+    thresholds: Thresholds
+    grid: np.ndarray
+    log_density: np.ndarray  # (classes, grid); -inf for a class without items
+
+    @property
+    def density(self) -> np.ndarray:
+        return np.exp(self.log_density)
+
+
+def _clean(scores, human, labels) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(scores, dtype=float)
+    codes = encode_labels(human, labels, allow_missing=True)
+    if x.shape != codes.shape:
+        raise ValueError(f"scores and labels differ in length: {x.shape[0]} vs {codes.shape[0]}")
+    keep = ~np.isnan(x) & (codes >= 0)
+    return x[keep], codes[keep]
+
+
+def class_log_densities(x: np.ndarray, codes: np.ndarray, k: int, grid: np.ndarray,
+                        bandwidths: np.ndarray) -> np.ndarray:
+    """log f_c(grid) for every class at once: (k, len(grid)); -inf for a class without points.
+
+    One pass of kernels for all (deduplicated) points, summed per class by a matrix product;
+    grid points where a class's density underflows are recomputed in log space.
+    """
+    pairs, weight = np.unique(np.stack([codes, x]), axis=1, return_counts=True)
+    pcode, px = pairs[0].astype(np.int64), pairs[1]
+    n_c = np.bincount(codes, minlength=k).astype(float)
+    h = bandwidths[pcode]
+    # each point's kernel weight within its class: count / (n_c h sqrt(2 pi))
+    coef = weight / (n_c[pcode] * h * math.sqrt(2 * math.pi))
+    onehot = np.zeros((k, len(px)))
+    onehot[pcode, np.arange(len(px))] = coef
+    density = np.zeros((k, len(grid)))
+    for start in range(0, len(px), _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        z = (grid[None, :] - px[sl, None]) / h[sl, None]
+        density += onehot[:, sl] @ np.exp(-0.5 * z * z)
+    with np.errstate(divide="ignore"):
+        log_density = np.log(density)
+    for c in range(k):
+        if n_c[c] == 0:
+            log_density[c] = -np.inf
+            continue
+        low = density[c] < _TINY
+        if low.any():  # exact log-sum-exp where the linear sum underflowed
+            members = pcode == c
+            z = (grid[None, low] - px[members, None]) / h[members, None]
+            terms = -0.5 * z * z + np.log(coef[members])[:, None]
+            top = terms.max(axis=0)
+            log_density[c, low] = top + np.log(np.exp(terms - top).sum(axis=0))
+    return log_density
+
+
+def binned_log_densities(x: np.ndarray, codes: np.ndarray, k: int, grid: np.ndarray,
+                         bandwidths: np.ndarray, class_weights: np.ndarray | None = None,
+                         noise: float = 1e-10) -> np.ndarray:
+    """Weighted log f_c(grid) for every class at once, by linear binning and one FFT convolution.
+
+    The points are split linearly between their two neighbouring grid nodes, and each class's
+    bin counts are convolved with its Gaussian kernel sampled on the grid: O(N + G log G) however
+    many points there are. FFT round-off (about `noise` x a class's peak) makes tiny values
+    meaningless, so wherever the winning class is not clear beyond that margin (gaps and tails far
+    from any data) the log densities of that grid node are recomputed exactly in log space from the
+    same bin counts. Needs a uniform grid and bandwidths of at least one grid spacing.
+    """
+    g = len(grid)
+    lo, step = float(grid[0]), float(grid[1] - grid[0])
+    weights = np.ones(k) if class_weights is None else np.asarray(class_weights, dtype=float)
+    n_c = np.bincount(codes, minlength=k).astype(float)
+    pos = (x - lo) / step
+    left = np.clip(np.floor(pos).astype(np.int64), 0, g - 2)
+    frac = np.clip(pos - left, 0.0, 1.0)
+    flat = codes * g + left
+    counts = (np.bincount(flat, weights=1.0 - frac, minlength=k * g)
+              + np.bincount(flat + 1, weights=frac, minlength=k * g)).reshape(k, g)
+    counts = counts / np.maximum(n_c, 1.0)[:, None]
+    offsets = np.arange(-(g - 1), g) * step  # kernel at every grid offset
+    kernels = np.exp(-0.5 * (offsets[None, :] / bandwidths[:, None]) ** 2) / (
+        bandwidths[:, None] * math.sqrt(2 * math.pi))
+    size = 1 << int(math.ceil(math.log2(3 * g - 2)))
+    conv = np.fft.irfft(np.fft.rfft(counts, size) * np.fft.rfft(kernels, size), size)
+    density = np.maximum(conv[:, g - 1:2 * g - 1], 0.0) * weights[:, None]
+    margin = noise * density.max(axis=1, keepdims=True)  # what round-off can hide, per class
+    present = n_c > 0
+    with np.errstate(divide="ignore"):
+        log_density = np.log(density)
+    log_density[~present] = -np.inf
+    if present.sum() > 1:
+        order = np.argsort(np.where(present[:, None], density, -1.0), axis=0)
+        top, second = order[-1], order[-2]
+        cols = np.arange(g)
+        clear = (density[top, cols] - margin[top, 0]) > (density[second, cols] + margin[second, 0])
+    else:
+        clear = np.ones(g, dtype=bool)
+    clear &= density.max(axis=0) > 0
+    unclear = np.flatnonzero(~clear)
+    if unclear.size:
+        for c in np.flatnonzero(present):
+            nodes = np.flatnonzero(counts[c] > 0)
+            z = (grid[unclear, None] - grid[None, nodes]) / bandwidths[c]
+            terms = -0.5 * z * z + np.log(counts[c, nodes])[None, :]
+            peak = terms.max(axis=1)
+            log_density[c, unclear] = (peak + np.log(np.exp(terms - peak[:, None]).sum(axis=1))
+                                       - math.log(bandwidths[c] * math.sqrt(2 * math.pi))
+                                       + math.log(weights[c]))
+    return log_density
+
+
+KDE_METHODS = ("binned", "exact")
+
+
+def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
+                       labels: Sequence[Any] = ACCURACY_LABELS, weighting: str = "equal",
+                       bandwidth: str | float = "scott", grid_size: int = DEFAULT_GRID_SIZE,
+                       method: str = "binned") -> KDEFit:
+    """Fit the per-class KDEs on (score, human label) pairs and derive the label intervals.
+
+    `method` "binned" (default; linear binning + FFT, what makes thousands of fits take seconds)
+    or "exact" (every kernel evaluated at every grid node; for checking). Items with a missing
+    score (NaN) or label (None) are left out. Raises ValueError when nothing is left.
+    """
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+    if method not in KDE_METHODS:
+        raise ValueError(f"method must be one of {KDE_METHODS}, got {method!r}")
+    if grid_size < 16:
+        raise ValueError(f"grid_size must be at least 16, got {grid_size}")
+    spec = parse_bandwidth(bandwidth)
+    labels = tuple(getattr(label, "value", label) for label in labels)
+    k = len(labels)
+    x, codes = _clean(scores, human, labels)
+    if x.size == 0:
+        raise ValueError("no item has both a score and a human label; nothing to fit")
+    n_c = np.bincount(codes, minlength=k)
+    mean = np.bincount(codes, weights=x, minlength=k) / np.maximum(n_c, 1)
+    sq = np.bincount(codes, weights=(x - mean[codes]) ** 2, minlength=k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(sq / (n_c - 1))
+    point_mass = (n_c > 0) & ((n_c < 2) | ~(sd > 0))
+    raw = np.where(point_mass, 0.0, bandwidth_factor(spec, np.maximum(n_c, 1)) * np.nan_to_num(sd))
+    bws = np.maximum(raw, _floor(x))
+    pad = GRID_PAD_BANDWIDTHS * bws[n_c > 0].max()
+    grid = np.linspace(x.min() - pad, x.max() + pad, grid_size)
+    # a kernel narrower than the grid spacing cannot be resolved: the floor is at least one step
+    bws = np.maximum(bws, grid[1] - grid[0])
+    prior = n_c / n_c.sum() if weighting == "prior" else np.ones(k)
+    if method == "binned":
+        log_density = binned_log_densities(x, codes, k, grid, bws, prior)
+    else:
+        log_density = class_log_densities(x, codes, k, grid, bws)
+        with np.errstate(divide="ignore"):
+            log_density = log_density + np.log(prior)[:, None]
+    intervals = _intervals(grid, log_density, labels)
+    thresholds = Thresholds(
+        labels=labels, intervals=intervals, weighting=weighting, bandwidth=spec,
+        class_counts={str(label): int(n_c[i]) for i, label in enumerate(labels)},
+        bandwidths={str(label): float(bws[i]) for i, label in enumerate(labels) if n_c[i] > 0},
+        point_mass=tuple(str(labels[i]) for i in np.flatnonzero(point_mass)))
+    return KDEFit(thresholds=thresholds, grid=grid, log_density=log_density)
+
+
+def _intervals(grid: np.ndarray, log_density: np.ndarray, labels: tuple) -> tuple:
+    winner = np.argmax(log_density, axis=0)
+    change = np.flatnonzero(winner[1:] != winner[:-1])
+    if change.size == 0:
+        return ((-math.inf, math.inf, labels[int(winner[0])]),)
+    a, b = winner[change], winner[change + 1]
+    left = log_density[a, change] - log_density[b, change]  # > 0: a wins at the left point
+    right = log_density[a, change + 1] - log_density[b, change + 1]  # <= 0: b wins
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = left / (left - right)
+    share = np.where(np.isfinite(share), np.clip(share, 0.0, 1.0), 0.5)
+    cuts = grid[change] + share * (grid[change + 1] - grid[change])
+    lowers = np.concatenate([[-math.inf], cuts])
+    uppers = np.concatenate([cuts, [math.inf]])
+    owners = np.concatenate([[winner[0]], b])
+    return tuple((float(lo), float(hi), labels[int(c)])
+                 for lo, hi, c in zip(lowers, uppers, owners) if lo < hi)
+
+
+# ---------------------------------------------------------------- evaluation
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How the reclassified labels agree with the human ones."""
+    n: int
+    kappa: float
+    confusion: Confusion
+    predicted_share: Mapping[str, float]
+    kappa_low: float = float("nan")
+    kappa_high: float = float("nan")
+    warning: str | None = None
+
+
+def evaluate(thresholds: Thresholds, scores: Sequence[float], human: Sequence[Any],
+             bootstrap: int = 0, seed: int = 0, weights: str | None = "quadratic") -> Evaluation:
+    """Classify the scores with `thresholds` and compare with `human`: weighted kappa (labels in
+    the thresholds' order), confusion matrix, and, with `bootstrap` resamples, a 95% percentile
+    interval for kappa (items resampled; the thresholds stay fixed)."""
+    labels = thresholds.labels
+    x, truth = _clean(scores, human, labels)
+    pred = thresholds.classify_codes(x)
+    k = len(labels)
+    counts = np.bincount(truth * k + pred, minlength=k * k).reshape(k, k)
+    kappa = float(kappa_from_counts(counts, weights))
+    low = high = float("nan")
+    if bootstrap and x.size:
+        _, low, high = bootstrap_ci([labels[i] for i in truth], [labels[i] for i in pred],
+                                    n_resamples=bootstrap, seed=seed, labels=labels,
+                                    weights=weights)
+    predicted = counts.sum(axis=0)
+    share = {str(label): float(predicted[i] / max(x.size, 1)) for i, label in enumerate(labels)}
+    return Evaluation(n=int(x.size), kappa=kappa, confusion=Confusion(labels, counts),
+                      predicted_share=share, kappa_low=low, kappa_high=high,
+                      warning=collapse_warning(share, kappa, thresholds.weighting))
+
+
+def collapse_warning(predicted_share: Mapping[str, float], kappa: float, weighting: str
+                     ) -> str | None:
+    """The warning for a classifier that hands (nearly) everything to one class.
+
+    >>> print(collapse_warning({"incorrect": 0.02, "partial": 0.0, "correct": 0.98}, 0.01, "prior"))
+    prior weighting gave 98% of items to 'correct', kappa ~ 0: no better than always answering the majority (majority class wins everywhere the classes overlap; try --weighting equal)
+    >>> collapse_warning({"incorrect": 0.3, "partial": 0.3, "correct": 0.4}, 0.01, "equal") is None
+    True
+    """
+    label, share = max(predicted_share.items(), key=lambda item: item[1])
+    if share < COLLAPSE_SHARE or not (math.isnan(kappa) or abs(kappa) < COLLAPSE_KAPPA):
+        return None
+    cause = ("prior weighting" if weighting == "prior" else "the classifier")
+    advice = (" (majority class wins everywhere the classes overlap; try --weighting equal)"
+              if weighting == "prior" else "")
+    return (f"{cause} gave {share:.0%} of items to '{label}', kappa ~ 0: no better than "
+            f"always answering the majority{advice}")
+
+
+def fit_and_evaluate(scores: Sequence[float], human: Sequence[Any],
+                     labels: Sequence[Any] = ACCURACY_LABELS, weighting: str = "equal",
+                     bandwidth: str | float = "scott", bootstrap: int = 0, seed: int = 0,
+                     grid_size: int = DEFAULT_GRID_SIZE, method: str = "binned"
+                     ) -> tuple[KDEFit, Evaluation]:
+    """Fit thresholds on the items and reclassify the same items (the study's procedure)."""
+    fit = fit_kde_thresholds(scores, human, labels, weighting, bandwidth, grid_size, method)
+    return fit, evaluate(fit.thresholds, scores, human, bootstrap=bootstrap, seed=seed)
+
+
+# ---------------------------------------------------------------- noise separation
+
+NOISE_LABELS = ("noise", "real")
+
+
+@dataclass(frozen=True)
+class NoiseSeparation:
+    """Binary KDE classification of real predictions against noise (section 7.2)."""
+    n_real: int
+    n_noise: int
+    f1: float  # F1 of the "noise" class (noise is what a robust metric must catch)
+    macro_f1: float
+    kappa: float
+    thresholds: Thresholds
+    confusion: Confusion
+
+
+def noise_separation(real_scores: Sequence[float], noise_scores: Sequence[float],
+                     weighting: str = "equal", bandwidth: str | float = "scott",
+                     grid_size: int = DEFAULT_GRID_SIZE) -> NoiseSeparation:
+    """How well a KDE classifier tells real predictions from noise by their scores alone.
+
+    >>> rng = np.random.default_rng(1)
+    >>> result = noise_separation(rng.normal(0.8, 0.05, 200), rng.normal(0.2, 0.05, 200))
+    >>> round(result.f1, 2), round(result.kappa, 2)
+    (1.0, 1.0)
+    """
+    real = np.asarray(real_scores, dtype=float)
+    noise = np.asarray(noise_scores, dtype=float)
+    scores = np.concatenate([real, noise])
+    truth = ["real"] * len(real) + ["noise"] * len(noise)
+    fit, result = fit_and_evaluate(scores, truth, NOISE_LABELS, weighting, bandwidth,
+                                   grid_size=grid_size)
+    per = result.confusion.per_label()
+    f1s = [per[label]["f1"] for label in NOISE_LABELS]
+    return NoiseSeparation(
+        n_real=int((~np.isnan(real)).sum()), n_noise=int((~np.isnan(noise)).sum()),
+        f1=per["noise"]["f1"], macro_f1=float(np.nanmean(f1s)) if not all(map(math.isnan, f1s))
+        else float("nan"), kappa=float(kappa_from_counts(result.confusion.counts, None)),
+        thresholds=fit.thresholds, confusion=result.confusion)
+
+
+def classify_many(thresholds: Mapping[str, Thresholds], scores: Mapping[str, Iterable[float]]
+                  ) -> dict[str, list]:
+    """Apply saved thresholds to new scores, per configuration key (keys must match)."""
+    missing = sorted(set(scores) - set(thresholds))
+    if missing:
+        raise KeyError(f"no thresholds for configuration(s): {', '.join(missing)}")
+    return {key: thresholds[key].classify(list(values)) for key, values in scores.items()}
