@@ -20,7 +20,8 @@ from taxonomy import ACCURACY_LABELS
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    """Now, timezone-aware in UTC (SQLModel's datetime columns refuse naive values)."""
+    return datetime.now(timezone.utc)
 
 
 def _in(column: str, values) -> str:
@@ -38,7 +39,9 @@ ACCURACY_CHECK = _in("accuracy", ACCURACY_LABELS)
 
 
 def _json(nullable: bool = False) -> Any:
-    return Field(default=None if nullable else dict, sa_column=Column(JSON, nullable=nullable))
+    if nullable:
+        return Field(default=None, sa_column=Column(JSON, nullable=True))
+    return Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
 def _text(nullable: bool = False) -> Any:

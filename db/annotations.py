@@ -1,0 +1,270 @@
+"""The one home for writing human labels: the importer, the labelling app and the adjudication
+page all go through these functions, so every save is validated the same way, bumps the
+annotation's `revision` and appends one `AnnotationEvent` holding the full label.
+
+Concurrency: a save is an optimistic compare-and-set. `expected_revision` is the revision the
+caller last saw (0 or None for "none yet"); if someone else saved in between, the save raises
+`StaleAnnotationError` and changes nothing. Without `expected_revision` the last writer wins,
+but revisions and history stay exact. Writes start with an UPDATE (which takes the row lock on
+PostgreSQL and the write lock on SQLite) and fall back to an INSERT inside a savepoint; losing
+an insert race (IntegrityError on the unique (generation, annotator) key) turns into an update.
+
+These functions never commit: the caller's transaction (e.g. `session_scope`) decides.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from db.models import (ANNOTATION_STATUSES, ANNOTATOR_ROLES, Annotation, AnnotationCode,
+                       AnnotationEvent, Annotator, Generation, GoldLabel, GoldLabelCode, utcnow)
+from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
+
+ADJUDICATOR_ROLES = ("lead", "expert")
+_MAX_RACE_RETRIES = 5
+
+
+class AnnotationError(ValueError):
+    """A label that cannot be stored; the message says what and where."""
+
+
+class StaleAnnotationError(AnnotationError):
+    """Someone saved this annotation since the revision the caller last saw."""
+
+    def __init__(self, generation_id: int, annotator_id: int, expected: int, actual: int):
+        self.generation_id, self.annotator_id = generation_id, annotator_id
+        self.expected, self.actual = expected, actual
+        super().__init__(
+            f"annotation of generation {generation_id} by annotator {annotator_id} changed "
+            f"since you loaded it (you had revision {expected}, it is now at {actual}); "
+            f"reload it and save again")
+
+
+@dataclass(frozen=True)
+class CheckedLabel:
+    """A label after validation: canonical accuracy value and code ids."""
+    accuracy: str | None
+    codes: tuple[str, ...]
+    status: str
+    note: str
+    seconds_spent: float
+
+
+def check_label(accuracy, codes: Iterable[str] | None, *, status: str = "done", note: str = "",
+                seconds_spent: float = 0.0) -> CheckedLabel:
+    """Validate a label (pure). `accuracy` may be None only when status is not 'done'."""
+    if status not in ANNOTATION_STATUSES:
+        raise AnnotationError(f"unknown annotation status {status!r}; expected one of "
+                              f"{', '.join(ANNOTATION_STATUSES)}")
+    if accuracy is None or accuracy == "":
+        if status == "done":
+            raise AnnotationError("a 'done' annotation needs an accuracy label "
+                                  "(incorrect, partial or correct)")
+        value = None
+    else:
+        try:
+            value = AccuracyLabel.parse(accuracy).value
+        except TaxonomyError as error:
+            raise AnnotationError(str(error)) from error
+    try:
+        checked = default_taxonomy().validate_codes(list(codes or ()))
+    except TaxonomyError as error:
+        raise AnnotationError(str(error)) from error
+    try:
+        seconds = float(seconds_spent or 0.0)
+    except (TypeError, ValueError):
+        raise AnnotationError(f"seconds_spent must be a number, got {seconds_spent!r}") from None
+    if seconds < 0:
+        raise AnnotationError(f"seconds_spent must be >= 0, got {seconds}")
+    return CheckedLabel(value, checked, status, note or "", seconds)
+
+
+# ------------------------------------------------------------------------------ annotators
+
+def get_or_create_annotator(session: Session, username: str, *, role: str = "annotator",
+                            languages: Sequence[str] = (), display_name: str = "",
+                            password_hash: str | None = None) -> Annotator:
+    """The annotator with this username, created (with these attributes) if missing.
+
+    An existing annotator is returned unchanged. Safe against a concurrent creation.
+    """
+    username = (username or "").strip()
+    if not username:
+        raise AnnotationError("an annotator needs a non-empty username")
+    if role not in ANNOTATOR_ROLES:
+        raise AnnotationError(f"unknown annotator role {role!r}; expected one of "
+                              f"{', '.join(ANNOTATOR_ROLES)}")
+    for _ in range(_MAX_RACE_RETRIES):
+        # A write first, even when it changes nothing: it opens the write transaction (pysqlite
+        # opens none for SELECT or SAVEPOINT, and a SAVEPOINT outside one would commit on release)
+        # and locks an existing row on PostgreSQL.
+        touched = session.execute(update(Annotator).where(Annotator.username == username)
+                                  .values(username=username)
+                                  .execution_options(synchronize_session=False)).rowcount
+        if touched:
+            return session.execute(select(Annotator).where(Annotator.username == username)
+                                   ).scalars().one()
+        annotator = Annotator(username=username, role=role, languages=list(languages),
+                              display_name=display_name or username, password_hash=password_hash)
+        try:
+            with session.begin_nested():
+                session.add(annotator)
+            return annotator
+        except IntegrityError:
+            continue  # created by someone else meanwhile: read it
+    raise AnnotationError(f"could not create annotator {username!r}")
+
+
+# ------------------------------------------------------------------------------ annotations
+
+def _require(session: Session, model, key: int, what: str):
+    row = session.get(model, key)
+    if row is None:
+        raise AnnotationError(f"{what} {key} does not exist")
+    return row
+
+
+def _find_annotation(session: Session, generation_id: int, annotator_id: int
+                     ) -> Annotation | None:
+    statement = (select(Annotation)
+                 .where(Annotation.generation_id == generation_id,
+                        Annotation.annotator_id == annotator_id)
+                 .execution_options(populate_existing=True))
+    return session.execute(statement).scalars().first()
+
+
+def save_annotation(session: Session, *, generation_id: int, annotator_id: int, accuracy,
+                    codes: Iterable[str] | None, note: str = "", seconds_spent: float = 0.0,
+                    status: str = "done", expected_revision: int | None = None) -> Annotation:
+    """Insert or update the (generation, annotator) label; returns the stored Annotation.
+
+    Validates accuracy (any spelling AccuracyLabel.parse accepts) and codes (taxonomy leaves and
+    meta codes), replaces the annotation's codes, bumps `revision` and appends an
+    AnnotationEvent with the full label. `expected_revision` (0 = "not saved yet") makes the
+    save conditional; a mismatch raises StaleAnnotationError and writes nothing.
+    """
+    label = check_label(accuracy, codes, status=status, note=note, seconds_spent=seconds_spent)
+    session.flush()
+    _require(session, Generation, generation_id, "generation")
+    _require(session, Annotator, annotator_id, "annotator")
+    version = default_taxonomy().version
+    values = dict(accuracy=label.accuracy, status=label.status, note=label.note,
+                  seconds_spent=label.seconds_spent, taxonomy_version=version,
+                  updated_at=utcnow())
+
+    annotation = None
+    for _ in range(_MAX_RACE_RETRIES):
+        # 1. update in place (compare-and-set on the revision when one is expected)
+        statement = (update(Annotation)
+                     .where(Annotation.generation_id == generation_id,
+                            Annotation.annotator_id == annotator_id)
+                     .values(revision=Annotation.revision + 1, **values)
+                     .execution_options(synchronize_session=False))
+        if expected_revision is not None:
+            statement = statement.where(Annotation.revision == expected_revision)
+        if session.execute(statement).rowcount == 1:
+            annotation = _find_annotation(session, generation_id, annotator_id)
+            break
+        existing = _find_annotation(session, generation_id, annotator_id)
+        if existing is not None:
+            if expected_revision is not None:
+                raise StaleAnnotationError(generation_id, annotator_id, expected_revision,
+                                           existing.revision)
+            continue  # it appeared between our update and read: update it
+        if expected_revision:  # the caller saw a revision, but the annotation is gone
+            raise StaleAnnotationError(generation_id, annotator_id, expected_revision, 0)
+        # 2. first save: insert, and treat losing the insert race like a concurrent save
+        fresh = Annotation(generation_id=generation_id, annotator_id=annotator_id, revision=1,
+                           created_at=values["updated_at"], **values)
+        try:
+            with session.begin_nested():
+                session.add(fresh)
+            annotation = fresh
+            break
+        except IntegrityError:
+            if expected_revision is not None:  # caller expected none, someone else saved first
+                other = _find_annotation(session, generation_id, annotator_id)
+                raise StaleAnnotationError(generation_id, annotator_id, expected_revision,
+                                           other.revision if other else 0) from None
+            continue
+    if annotation is None:
+        raise AnnotationError(f"could not save the annotation of generation {generation_id} by "
+                              f"annotator {annotator_id} (kept colliding with other writers)")
+
+    session.execute(delete(AnnotationCode).where(AnnotationCode.annotation_id == annotation.id)
+                    .execution_options(synchronize_session=False))
+    session.add_all(AnnotationCode(annotation_id=annotation.id, code=code) for code in label.codes)
+    session.add(AnnotationEvent(annotation_id=annotation.id, annotator_id=annotator_id,
+                                revision=annotation.revision, accuracy=label.accuracy,
+                                status=label.status, codes=list(label.codes), note=label.note,
+                                seconds_spent=label.seconds_spent, created_at=values["updated_at"]))
+    session.flush()
+    return annotation
+
+
+def get_annotation(session: Session, generation_id: int, annotator_id: int) -> Annotation | None:
+    return _find_annotation(session, generation_id, annotator_id)
+
+
+def annotation_codes(session: Session, annotation_id: int) -> tuple[str, ...]:
+    """The codes of an annotation, sorted."""
+    rows = session.execute(select(AnnotationCode.code)
+                        .where(AnnotationCode.annotation_id == annotation_id)).scalars()
+    return tuple(sorted(rows))
+
+
+def annotation_history(session: Session, annotation_id: int) -> list[AnnotationEvent]:
+    """Every saved state of an annotation, oldest first."""
+    return list(session.execute(select(AnnotationEvent)
+                             .where(AnnotationEvent.annotation_id == annotation_id)
+                             .order_by(AnnotationEvent.revision, AnnotationEvent.id)).scalars())
+
+
+# ------------------------------------------------------------------------------ adjudication
+
+def save_gold_label(session: Session, *, generation_id: int, adjudicator_id: int, accuracy,
+                    codes: Iterable[str] | None, note: str = "") -> GoldLabel:
+    """Store (or replace) the adjudicated label of a generation. Annotators' own labels are not
+    touched. The adjudicator must have role lead or expert."""
+    label = check_label(accuracy, codes, status="done", note=note)
+    session.flush()
+    _require(session, Generation, generation_id, "generation")
+    adjudicator = _require(session, Annotator, adjudicator_id, "annotator")
+    if adjudicator.role not in ADJUDICATOR_ROLES:
+        raise AnnotationError(f"annotator {adjudicator.username!r} has role {adjudicator.role!r} "
+                              f"and may not adjudicate (needs {' or '.join(ADJUDICATOR_ROLES)})")
+    values = dict(adjudicator_id=adjudicator_id, accuracy=label.accuracy, note=label.note,
+                  taxonomy_version=default_taxonomy().version, created_at=utcnow())
+    gold = None
+    for _ in range(_MAX_RACE_RETRIES):
+        statement = (update(GoldLabel).where(GoldLabel.generation_id == generation_id)
+                     .values(**values).execution_options(synchronize_session=False))
+        if session.execute(statement).rowcount == 1:
+            gold = session.execute(select(GoldLabel).where(GoldLabel.generation_id == generation_id)
+                                .execution_options(populate_existing=True)).scalars().one()
+            break
+        fresh = GoldLabel(generation_id=generation_id, **values)
+        try:
+            with session.begin_nested():
+                session.add(fresh)
+            gold = fresh
+            break
+        except IntegrityError:
+            continue
+    if gold is None:
+        raise AnnotationError(f"could not save the gold label of generation {generation_id}")
+    session.execute(delete(GoldLabelCode).where(GoldLabelCode.gold_label_id == gold.id)
+                    .execution_options(synchronize_session=False))
+    session.add_all(GoldLabelCode(gold_label_id=gold.id, code=code) for code in label.codes)
+    session.flush()
+    return gold
+
+
+def gold_label_codes(session: Session, gold_label_id: int) -> tuple[str, ...]:
+    rows = session.execute(select(GoldLabelCode.code)
+                        .where(GoldLabelCode.gold_label_id == gold_label_id)).scalars()
+    return tuple(sorted(rows))
