@@ -1,0 +1,352 @@
+"""BERTScore, written for this workload: any Hugging Face encoder, any layer, context variants.
+
+Same definition as Zhang et al. / the ``bert-score`` package: token embeddings of layer L
+(the output of the first L layers), cosine similarity, greedy matching; P averages each
+prediction token's best match in the reference, R each reference token's best match in the
+prediction, F = 2PR/(P+R); optional idf weights and baseline rescaling
+``(x - b) / (1 - b)``.
+
+With context ``none`` the numbers equal the package's for the same model and layer
+(tests/metrics/test_bertscore.py checks it): the text is stripped, wrapped in the tokenizer's
+special tokens, and the special tokens take part in matching with weight 0, as there. With
+``minimal`` / ``full`` context the whole input goes through the encoder, and only the comment's
+own tokens are matched and weighted (metrics.context).
+
+Speed (bench/bertscore.py): each distinct (text, span) is encoded once per call however many
+pairs share it, inputs are sorted by token length and batched under a token budget (almost no
+padding; no attention mask at all when a batch has one length), layers above L are never run,
+inference mode, and half precision on GPU (``dtype``; float32 on CPU).
+"""
+from __future__ import annotations
+
+import copy
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+from metrics.context import (ContextVariant, EncodedSegment, Segment, build_segment,
+                             encode_segment, model_max_tokens)
+from metrics.scores import MetricInputError, PairScore
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Rescaling baseline b for P, R and F (the score of unrelated pairs), and where it came from."""
+
+    precision: float
+    recall: float
+    f: float
+    source: str = ""
+
+    def rescale(self, score: PairScore) -> PairScore:
+        if score.error:
+            return score
+        p = (score.precision - self.precision) / (1 - self.precision)
+        r = (score.recall - self.recall) / (1 - self.recall)
+        f = (score.f - self.f) / (1 - self.f)
+        details = dict(score.details, raw=[score.precision, score.recall, score.f])
+        return PairScore(p, r, f, details)
+
+
+@dataclass
+class _Embedded:
+    vectors: "object"  # (n_scored, d) unit vectors, float32, CPU
+    specials: "object"  # (n_special, d) unit vectors (matched, never weighted)
+    token_ids: tuple[int, ...]  # ids of the scored tokens (idf lookup)
+    details: dict = field(default_factory=dict)
+
+
+_LAYER_LISTS = ("encoder.layer", "layers", "transformer.layer", "encoder.layers", "layer")
+
+
+def _layer_path(model) -> Optional[list[str]]:
+    """Attribute path to the encoder's list of layers (BERT/XLM-R/ELECTRA/DeBERTa: encoder.layer,
+    ModernBERT: layers, DistilBERT: transformer.layer), or None if unknown."""
+    import torch
+
+    for path in _LAYER_LISTS:
+        node = model
+        for part in path.split("."):
+            node = getattr(node, part, None)
+            if node is None:
+                break
+        if isinstance(node, torch.nn.ModuleList):
+            return path.split(".")
+    return None
+
+
+def truncate_to_layer(model, layer: Optional[int]):
+    """(a view of ``model`` that runs only its first ``layer`` layers, the model's layer count),
+    as bert-score does. Weights are shared and the original module is left untouched (the hub
+    caches one model per process). ``None`` keeps all layers."""
+    import torch
+
+    if hasattr(model, "encoder") and hasattr(model, "decoder"):
+        model = model.get_encoder() if hasattr(model, "get_encoder") else model.encoder
+    path = _layer_path(model)
+    if path is None:
+        raise ValueError(f"cannot find the layer list of {type(model).__name__}")
+    node = model
+    for part in path:
+        node = getattr(node, part)
+    n_layers = len(node)
+    if layer is None:
+        return model, n_layers
+    if not 0 <= layer <= n_layers:
+        raise ValueError(f"layer {layer} is out of range: {type(model).__name__} has layers "
+                         f"1..{n_layers} (0 = embeddings)")
+
+    def clone(module):  # shallow copy with its own child table
+        twin = copy.copy(module)
+        twin._modules = dict(module._modules)
+        return twin
+
+    root = clone(model)
+    parent = root
+    for part in path[:-1]:
+        child = clone(parent._modules[part])
+        parent._modules[part] = child
+        parent = child
+    parent._modules[path[-1]] = torch.nn.ModuleList(list(node)[:layer])
+    if hasattr(root, "config") and hasattr(root.config, "num_hidden_layers"):
+        root.config = copy.copy(root.config)
+        root.config.num_hidden_layers = layer
+    return root, n_layers
+
+
+def _is_prefix_space_bpe(tokenizer) -> bool:
+    """bert-score encodes RoBERTa/GPT-2 style tokenizers with add_prefix_space=True."""
+    names = [cls.__name__ for cls in type(tokenizer).__mro__]
+    return any(n.startswith(("RobertaTokenizer", "GPT2Tokenizer")) for n in names)
+
+
+class BertScorer:
+    """BERTScore with one encoder at one layer. Build once, score many batches."""
+
+    def __init__(self, model, tokenizer, layer: Optional[int] = None, *, model_name: str = "",
+                 device: Optional[str] = None, dtype: Optional[str] = None, batch_size: int = 64,
+                 max_batch_tokens: int = 8192):
+        import torch
+
+        self.model_name = model_name or getattr(model.config, "_name_or_path", "")
+        self.tokenizer = tokenizer
+        self.encoder, self.n_layers = truncate_to_layer(model, layer)
+        self.layer = self.n_layers if layer is None else layer
+        self.device = device or str(next(model.parameters()).device)
+        self.dtype = dtype or ("float16" if self.device.startswith("cuda") else "float32")
+        if self.dtype != "float32" and not self.device.startswith("cuda"):
+            raise ValueError(f"dtype {self.dtype} is for GPUs; on {self.device} use float32")
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.max_tokens = model_max_tokens(tokenizer, model.config)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.prefix_space = _is_prefix_space_bpe(tokenizer)
+        self._torch = torch
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, layer: Optional[int] = None,
+                        device: Optional[str] = None, **kwargs) -> "BertScorer":
+        from metrics.hub import load_encoder
+
+        model, tokenizer = load_encoder(name_or_path, device=device)
+        return cls(model, tokenizer, layer, model_name=str(name_or_path), **kwargs)
+
+    # ------------------------------------------------------------------ encoding
+
+    def _encode(self, segment: Segment) -> EncodedSegment:
+        if self.prefix_space and segment.start == 0:
+            segment = Segment(" " + segment.text, segment.start + 1, segment.end + 1)
+        return encode_segment(self.tokenizer, segment, self.max_tokens)
+
+    def embed(self, segments: Sequence[Segment], match_special: bool = True) -> list:
+        """One _Embedded (or the MetricInputError) per segment; duplicates encoded once."""
+        torch = self._torch
+        unique: dict[Segment, object] = {}
+        for seg in segments:
+            if seg not in unique:
+                try:
+                    unique[seg] = self._encode(seg)
+                except MetricInputError as exc:
+                    unique[seg] = exc
+        todo = sorted((s for s, e in unique.items() if isinstance(e, EncodedSegment)),
+                      key=lambda s: len(unique[s].input_ids))
+        results: dict[Segment, object] = {s: e for s, e in unique.items()
+                                          if not isinstance(e, EncodedSegment)}
+        batches, batch = [], []
+        for seg in todo:
+            length = len(unique[seg].input_ids)  # sorted: this is the batch's longest so far
+            if batch and (len(batch) >= self.batch_size
+                          or length * (len(batch) + 1) > self.max_batch_tokens):
+                batches.append(batch)
+                batch = []
+            batch.append(seg)
+        if batch:
+            batches.append(batch)
+        autocast = (torch.autocast("cuda", dtype=getattr(torch, self.dtype))
+                    if self.dtype != "float32" else _nullcontext())
+        with torch.inference_mode(), autocast:
+            for batch in batches:
+                encoded = [unique[s] for s in batch]
+                hidden = self._forward(encoded)
+                hidden = torch.nn.functional.normalize(hidden.float(), dim=-1).cpu()
+                for i, (seg, enc) in enumerate(zip(batch, encoded)):
+                    vectors = hidden[i, list(enc.scored)]
+                    specials = hidden[i, list(enc.special)] if match_special else hidden[i, :0]
+                    ids = tuple(enc.input_ids[j] for j in enc.scored)
+                    results[seg] = _Embedded(vectors, specials, ids, enc.details)
+        return [results[s] for s in segments]
+
+    def _forward(self, encoded: list[EncodedSegment]):
+        torch = self._torch
+        longest = max(len(e.input_ids) for e in encoded)
+        ids = torch.full((len(encoded), longest), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(encoded), longest), dtype=torch.long)
+        for i, e in enumerate(encoded):
+            ids[i, :len(e.input_ids)] = torch.tensor(e.input_ids)
+            mask[i, :len(e.input_ids)] = 1
+        padded = bool((mask == 0).any())
+        kwargs = {"attention_mask": mask.to(self.device)} if padded else {}
+        out = self.encoder(input_ids=ids.to(self.device), **kwargs)
+        return out[0] if isinstance(out, tuple) else out.last_hidden_state
+
+    # ------------------------------------------------------------------ scoring
+
+    def score_segments(self, predictions: Sequence[Segment], references: Sequence[Segment],
+                       *, idf: Optional[dict] = None, baseline: Optional[Baseline] = None,
+                       match_special: bool = True) -> list[PairScore]:
+        """P/R/F for each (prediction, reference) pair of segments."""
+        if len(predictions) != len(references):
+            raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+        embedded = self.embed(list(predictions) + list(references), match_special)
+        n = len(predictions)
+        scores = []
+        for hyp, ref in zip(embedded[:n], embedded[n:]):
+            score = self._pair(hyp, ref, idf)
+            scores.append(baseline.rescale(score) if baseline else score)
+        return scores
+
+    def _pair(self, hyp, ref, idf: Optional[dict]) -> PairScore:
+        torch = self._torch
+        for what, emb in (("prediction", hyp), ("reference", ref)):
+            if isinstance(emb, Exception):
+                return PairScore.failed(f"{what}: {emb}")
+        ref_all = torch.cat([ref.vectors, ref.specials])
+        hyp_all = torch.cat([hyp.vectors, hyp.specials])
+        best_p = (hyp.vectors @ ref_all.T).max(dim=1).values
+        best_r = (ref.vectors @ hyp_all.T).max(dim=1).values
+        w_h, w_r = self._weights(hyp.token_ids, idf), self._weights(ref.token_ids, idf)
+        if float(w_h.sum()) <= 0 or float(w_r.sum()) <= 0:
+            return PairScore.failed("all tokens have idf weight 0")
+        p = float((best_p * w_h).sum() / w_h.sum())
+        r = float((best_r * w_r).sum() / w_r.sum())
+        f = 2 * p * r / (p + r) if p + r != 0 else 0.0
+        details = {}
+        for side, emb in (("prediction", hyp), ("reference", ref)):
+            if emb.details:
+                details[side] = emb.details
+        return PairScore(p, r, f, details)
+
+    def _weights(self, token_ids, idf: Optional[dict]):
+        torch = self._torch
+        if idf is None:
+            return torch.ones(len(token_ids))
+        default = idf.get(None, 0.0)
+        return torch.tensor([idf.get(t, default) for t in token_ids], dtype=torch.float32)
+
+    # ------------------------------------------------------------------ helpers
+
+    def score(self, predictions: Sequence[str], references: Sequence[str],
+              context: ContextVariant | str = ContextVariant.NONE, lang: str = "en",
+              **kwargs) -> list[PairScore]:
+        """Convenience for plain strings with context none/minimal (full needs file + span)."""
+        variant = ContextVariant.parse(context)
+        preds, refs = [], []
+        errors = {}
+        for i, (p, r) in enumerate(zip(predictions, references)):
+            try:
+                preds.append(build_segment(p, variant, lang))
+                refs.append(build_segment(r, variant, lang))
+            except MetricInputError as exc:
+                errors[i] = str(exc)
+                preds.append(None)
+                refs.append(None)
+        ok = [i for i in range(len(preds)) if i not in errors]
+        scored = self.score_segments([preds[i] for i in ok], [refs[i] for i in ok],
+                                     match_special=variant is ContextVariant.NONE, **kwargs)
+        out: list[PairScore] = [PairScore.failed(errors[i]) if i in errors else None
+                                for i in range(len(preds))]
+        for i, s in zip(ok, scored):
+            out[i] = s
+        return out
+
+    def idf(self, references: Iterable[str]) -> dict:
+        """bert-score's idf: log((M+1)/(df+1)) over the references' token ids (one document per
+        reference given, duplicates counted), 0 for special tokens, log(M+1) for unseen ids."""
+        refs = list(references)
+        df: Counter = Counter()
+        for text in refs:
+            seg = build_segment(text, ContextVariant.NONE) if text.strip() else None
+            if seg is not None:
+                df.update(set(self._encode(seg).input_ids))
+        m = len(refs)
+        weights = {tid: math.log((m + 1) / (c + 1)) for tid, c in df.items()}
+        for tid in self.tokenizer.all_special_ids:
+            weights[tid] = 0.0
+        weights[None] = math.log(m + 1)
+        return weights
+
+    def signature_parts(self) -> dict:
+        return {"model": self.model_name, "layer": self.layer, "dtype": self.dtype,
+                "tok": type(self.tokenizer).__name__}
+
+
+def corpus_baseline(scorer: BertScorer, references: Sequence[Segment], *, seed: int = 0,
+                    max_pairs: int = 2000, idf: Optional[dict] = None,
+                    match_special: bool = True, source: str = "corpus") -> Baseline:
+    """A rescaling baseline for a model/language that has none: the mean P/R/F of pairs of
+    unrelated references (each paired with another, distinct, reference drawn with ``seed``),
+    in the spirit of bert-score's baselines from random Common Crawl sentence pairs."""
+    distinct = list(dict.fromkeys(references))
+    if len(distinct) < 2:
+        raise ValueError("a baseline needs at least two distinct references")
+    rng = random.Random(seed)
+    order = list(range(len(distinct)))
+    rng.shuffle(order)
+    order = order[:max_pairs]
+    partners = order[1:] + order[:1]  # a cyclic shift: never a text with itself
+    scores = scorer.score_segments([distinct[i] for i in order], [distinct[j] for j in partners],
+                                   idf=idf, match_special=match_special)
+    good = [s for s in scores if not s.error]
+    if not good:
+        raise ValueError("no baseline pair could be scored")
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    return Baseline(mean([s.precision for s in good]), mean([s.recall for s in good]),
+                    mean([s.f for s in good]), f"{source}:n={len(good)},seed={seed}")
+
+
+def packaged_baseline(model_id: str, lang: str, layer: int) -> Optional[Baseline]:
+    """bert-score's shipped baseline for (lang, model id, layer), if it has one."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("bert_score")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = (Path(list(spec.submodule_search_locations)[0]) / "rescale_baseline" / lang
+            / f"{model_id}.tsv")
+    if not path.is_file():
+        return None
+    rows = path.read_text(encoding="utf-8").strip().splitlines()
+    values = rows[1 + layer].split(",")  # header "LAYER,P,R,F"; row i = layer i
+    return Baseline(float(values[1]), float(values[2]), float(values[3]),
+                    f"bert-score:{lang}/{model_id}")
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -1,0 +1,183 @@
+"""Lexical metrics per pair, all on the shared comment tokenizer (metrics.tokenize).
+
+Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
+
+- BLEU: sacrebleu sentence BLEU (exp smoothing, effective order) on text pre-tokenised by the
+  comment tokenizer, passed with ``tokenize='none'``: identifiers stay whole, Chinese is split per
+  character, Greek/Polish are NFC + lower-cased exactly like the other lexical metrics. With
+  ``tokenize='sacrebleu'`` sacrebleu's own tokenizer is used instead: ``zh`` for Chinese,
+  ``char`` for Japanese, ``13a`` otherwise (lower-cased).
+- ROUGE-L: rouge-score's ``rougeL`` (P, R, F) with the comment tokenizer plugged in (its default
+  tokenizer drops all non-ASCII letters).
+- METEOR: nltk's ``single_meteor_score`` with offline WordNet (metrics.wordnet). It is English-
+  centric: for English, Porter stems and WordNet synonyms count; for every other language only
+  exact token matches count (a no-op stemmer and no synonyms: Porter rules would mangle Dutch or
+  Polish words and WordNet has no Greek or Chinese).
+- chrF: sacrebleu chrF (char 6-grams, beta 2) on the comment tokens joined by spaces
+  (script-agnostic; whitespace is ignored by chrF).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable
+
+from metrics.scores import MetricInputError, PairScore, require_text
+from metrics.tokenize import check_language, family_signature, tokenizer_for
+
+BLEU_TOKENIZE = ("comment", "sacrebleu")
+
+
+def _tokens(text: str, lang: str, what: str) -> list[str]:
+    require_text(text, what)
+    tokens = tokenizer_for(lang).tokenize(text)
+    if not tokens:
+        raise MetricInputError(
+            f"{what} has no word tokens under {tokenizer_for(lang).signature} "
+            f"(only punctuation or symbols): {text[:40]!r}")
+    return tokens
+
+
+# ---------------------------------------------------------------- BLEU
+
+@lru_cache(maxsize=None)
+def _bleu(tokenize: str):
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(tokenize=tokenize, lowercase=tokenize != "none", effective_order=True)
+
+
+def sacrebleu_tokenizer_for(lang: str) -> str:
+    code = check_language(lang)
+    return {"zh": "zh", "ja": "char", "yue": "zh"}.get(code, "13a")
+
+
+def bleu(prediction: str, reference: str, lang: str, tokenize: str = "comment") -> PairScore:
+    if tokenize not in BLEU_TOKENIZE:
+        raise ValueError(f"BLEU tokenize must be one of {BLEU_TOKENIZE}, got {tokenize!r}")
+    if tokenize == "comment":
+        hyp = " ".join(_tokens(prediction, lang, "prediction"))
+        ref = " ".join(_tokens(reference, lang, "reference"))
+        scorer = _bleu("none")
+    else:
+        hyp, ref = require_text(prediction, "prediction"), require_text(reference, "reference")
+        scorer = _bleu(sacrebleu_tokenizer_for(lang))
+    result = scorer.sentence_score(hyp, [ref])
+    return PairScore(f=min(1.0, result.score / 100.0), details={
+        "precisions": [round(p / 100.0, 6) for p in result.precisions], "bp": result.bp,
+        "hyp_len": result.sys_len, "ref_len": result.ref_len})
+
+
+def bleu_signature(tokenize: str = "comment") -> str:
+    import sacrebleu
+
+    tok = f"tok:{family_signature()}" if tokenize == "comment" else "tok:sacrebleu(zh|char|13a)+lc"
+    return f"nrefs:1|case:lc|eff:yes|{tok}|smooth:exp|version:{sacrebleu.__version__}"
+
+
+# ---------------------------------------------------------------- ROUGE-L
+
+@lru_cache(maxsize=None)
+def _rouge(lang_family: str):
+    from rouge_score import rouge_scorer
+
+    tokenizer = tokenizer_for("zh" if lang_family == "cjk" else "en")
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=tokenizer)
+
+
+def rouge_l(prediction: str, reference: str, lang: str) -> PairScore:
+    hyp, ref = _tokens(prediction, lang, "prediction"), _tokens(reference, lang, "reference")
+    family = "cjk" if tokenizer_for(lang).name.startswith("comment-cjk") else "intl"
+    # rouge-score re-tokenises with our tokenizer; joining by spaces round-trips exactly.
+    result = _rouge(family).score(" ".join(ref), " ".join(hyp))["rougeL"]
+    return PairScore(precision=result.precision, recall=result.recall, f=result.fmeasure,
+                     details={"hyp_len": len(hyp), "ref_len": len(ref)})
+
+
+def rouge_signature() -> str:
+    import rouge_score
+
+    version = getattr(rouge_score, "__version__", None) or _dist_version("rouge-score")
+    return f"rougeL|tok:{family_signature()}|stem:no|version:{version}"
+
+
+# ---------------------------------------------------------------- METEOR
+
+class _ExactOnlyStemmer:
+    def stem(self, word: str) -> str:
+        return word
+
+
+class _NoSynonyms:
+    def synsets(self, *_args, **_kwargs):
+        return []
+
+
+@lru_cache(maxsize=None)
+def _meteor_resources(english: bool):
+    if not english:
+        return _ExactOnlyStemmer(), _NoSynonyms()
+    from metrics.wordnet import ensure_wordnet
+
+    ensure_wordnet()
+    from nltk.corpus import wordnet
+    from nltk.stem.porter import PorterStemmer
+
+    wordnet.ensure_loaded()
+    return PorterStemmer(), wordnet
+
+
+def meteor(prediction: str, reference: str, lang: str) -> PairScore:
+    from nltk.translate.meteor_score import single_meteor_score
+
+    hyp, ref = _tokens(prediction, lang, "prediction"), _tokens(reference, lang, "reference")
+    english = check_language(lang) == "en"
+    stemmer, wordnet = _meteor_resources(english)
+    value = single_meteor_score(ref, hyp, preprocess=_identity, stemmer=stemmer, wordnet=wordnet)
+    return PairScore(f=float(value), details={"matching": "stem+synonym" if english else "exact"})
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def meteor_signature() -> str:
+    import nltk
+
+    return (f"meteor|tok:{family_signature()}|en:porter+wordnet-3.0|other:exact|"
+            f"alpha:0.9|beta:3|gamma:0.5|version:{nltk.__version__}")
+
+
+# ---------------------------------------------------------------- chrF
+
+@lru_cache(maxsize=None)
+def _chrf():
+    from sacrebleu.metrics import CHRF
+
+    return CHRF()
+
+
+def chrf(prediction: str, reference: str, lang: str) -> PairScore:
+    hyp = " ".join(_tokens(prediction, lang, "prediction"))
+    ref = " ".join(_tokens(reference, lang, "reference"))
+    return PairScore(f=_chrf().sentence_score(hyp, [ref]).score / 100.0)
+
+
+def chrf_signature() -> str:
+    import sacrebleu
+
+    return f"chrF2|nc:6|nw:0|tok:{family_signature()}|version:{sacrebleu.__version__}"
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+LEXICAL_METRICS: dict[str, Callable[..., PairScore]] = {
+    "bleu": bleu, "rouge_l": rouge_l, "meteor": meteor, "chrf": chrf}
+LEXICAL_SIGNATURES = {"bleu": bleu_signature, "rouge_l": rouge_signature,
+                      "meteor": meteor_signature, "chrf": chrf_signature}
