@@ -41,6 +41,8 @@ def verify_password(password: str, stored: str | None) -> bool:
     except (ValueError, TypeError):
         valid, n, r, p = False, SCRYPT_N, SCRYPT_R, SCRYPT_P
         salt, expected = b"\0" * 16, b"\0" * SCRYPT_DKLEN
+    if not (1 < n <= 2 ** 20 and n & (n - 1) == 0 and 0 < r <= 64 and 0 < p <= 16):
+        valid, n, r, p = False, SCRYPT_N, SCRYPT_R, SCRYPT_P  # refuse absurd work factors
     digest = hashlib.scrypt((password or "").encode("utf-8"), salt=salt, n=n, r=r, p=p,
                             dklen=len(expected) or SCRYPT_DKLEN,
                             maxmem=128 * r * n * 2 + 1024 * 1024)

@@ -19,6 +19,8 @@ from sqlmodel import Session
 
 from annotate.auth import DUMMY_HASH, hash_password, verify_password
 from db import models as m
+from db.annotations import (AnnotationError, StaleAnnotationError, save_annotation,
+                            save_gold_label)
 from taxonomy import ACCURACY_LABELS, LANGUAGES, AccuracyLabel, TaxonomyError, default_taxonomy
 
 ROLES = m.ANNOTATOR_ROLES
@@ -46,12 +48,6 @@ class NotAssignedError(AnnotateError):
 
 class LabelError(AnnotateError):
     pass
-
-
-def _stale_error_class():
-    from db.annotations import StaleAnnotationError
-
-    return StaleAnnotationError
 
 
 # ------------------------------------------------------------------------------ accounts
@@ -175,11 +171,7 @@ class QueueEntry:
     @property
     def state(self) -> str:
         """todo | draft (saved codes/note, no accuracy yet) | done | skipped | flagged."""
-        if self.status is None:
-            return "todo"
-        if self.status == "done":
-            return "done" if self.accuracy else "draft"
-        return self.status
+        return "todo" if self.status is None else self.status
 
     @property
     def is_open(self) -> bool:
@@ -394,8 +386,6 @@ def save_label(session: Session, *, generation_id: int, annotator_id: int,
 
     Raises ItemGoneError (generation deleted), NotAssignedError, LabelError (unknown code or
     label) or db.annotations.StaleAnnotationError (someone saved since `expected_revision`)."""
-    from db.annotations import save_annotation
-
     _require_generation(session, generation_id)
     _require_assignment(session, generation_id, annotator_id)
     if accuracy is not None:
@@ -405,16 +395,31 @@ def save_label(session: Session, *, generation_id: int, annotator_id: int,
             raise LabelError(f"Not saved: {error}") from error
     if status not in m.ANNOTATION_STATUSES:
         raise LabelError(f"Not saved: unknown status {status!r}")
+    if status == "done" and accuracy is None:
+        raise LabelError("Not saved as done: choose an accuracy label first")
     checked = validate_codes(codes)
-    row = save_annotation(session, generation_id=generation_id, annotator_id=annotator_id,
-                          accuracy=accuracy, codes=list(checked), note=note or "",
-                          seconds_spent=float(seconds_spent), status=status,
-                          expected_revision=expected_revision)
+    try:
+        row = save_annotation(session, generation_id=generation_id, annotator_id=annotator_id,
+                              accuracy=accuracy, codes=list(checked), note=note or "",
+                              seconds_spent=float(seconds_spent), status=status,
+                              expected_revision=expected_revision or 0)
+    except AnnotationError as error:
+        if isinstance(error, StaleAnnotationError):
+            raise
+        raise LabelError(f"Not saved: {error}") from error
     return Saved(int(row.revision), row.status)
 
 
+def status_after_change(current: str | None, accuracy: str | None) -> str:
+    """The status an autosave keeps: skipped/flagged stay; else done once there is an accuracy
+    label, draft before."""
+    if current in ("skipped", "flagged"):
+        return current
+    return "done" if accuracy else "draft"
+
+
 def is_stale_error(error: BaseException) -> bool:
-    return isinstance(error, _stale_error_class())
+    return isinstance(error, StaleAnnotationError)
 
 
 # ------------------------------------------------------------------------------ assignment
@@ -643,8 +648,6 @@ def gold_labels(session: Session) -> dict[int, dict]:
 def adjudicate(session: Session, *, generation_id: int, adjudicator_id: int, accuracy: str,
                codes: Iterable[str], note: str = "") -> None:
     """Store the gold label for an item (the annotators' own labels stay untouched)."""
-    from db.annotations import save_gold_label
-
     _require_generation(session, generation_id)
     adjudicator = get_annotator(session, adjudicator_id)
     if not adjudicator.is_lead and adjudicator.role != "expert":
@@ -653,8 +656,11 @@ def adjudicate(session: Session, *, generation_id: int, adjudicator_id: int, acc
         accuracy = AccuracyLabel.parse(accuracy).value
     except TaxonomyError as error:
         raise LabelError(f"Not saved: {error}") from error
-    save_gold_label(session, generation_id=generation_id, adjudicator_id=adjudicator_id,
-                    accuracy=accuracy, codes=list(validate_codes(codes)), note=note or "")
+    try:
+        save_gold_label(session, generation_id=generation_id, adjudicator_id=adjudicator_id,
+                        accuracy=accuracy, codes=list(validate_codes(codes)), note=note or "")
+    except AnnotationError as error:
+        raise LabelError(f"Not saved: {error}") from error
 
 
 # ------------------------------------------------------------------------------ tables 1 and 2

@@ -51,7 +51,7 @@ def _save(status: str | None = None) -> bool:
     user = ui.current_user()
     if item["gid"] is None or user is None:
         return False
-    status = status or item.get("status") or "done"
+    status = status or service.status_after_change(item.get("status"), item.get("accuracy"))
     codes, note = _codes_from_widgets(), _note_from_widget()
     seconds = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
     try:
@@ -69,9 +69,7 @@ def _save(status: str | None = None) -> bool:
         ui.flash("error", str(error))
         _reload_item()
         return False
-    except Exception as error:
-        if not service.is_stale_error(error):
-            raise
+    except service.StaleAnnotationError:
         attempted = (f"accuracy {item.get('accuracy') or '-'}, codes {' '.join(codes) or '-'}, "
                      f"note {note!r}")
         ui.flash("error", f"Not saved: item #{item['gid']} was changed in another tab or "
@@ -90,8 +88,8 @@ def on_accuracy(label: str) -> None:
     item = _item()
     previous = item.get("accuracy")
     item["accuracy"] = label
-    status = "flagged" if item.get("status") == "flagged" else "done"
-    if not _save(status):
+    if not _save(service.status_after_change(item.get("status"), label)
+                 if item.get("status") != "skipped" else "done"):
         item["accuracy"] = previous
 
 
@@ -121,7 +119,7 @@ def on_skip() -> None:
 def on_flag() -> None:
     item = _item()
     flagged = item.get("status") == "flagged"
-    if _save("done" if flagged else "flagged"):
+    if _save(("done" if item.get("accuracy") else "draft") if flagged else "flagged"):
         ui.flash("info", "Flag removed." if flagged else
                  "Flagged for discussion with the lead (your label is kept).")
 

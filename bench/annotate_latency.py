@@ -1,0 +1,153 @@
+"""Page-to-page latency of the labelling app: how long "label + next item" takes on the server.
+
+Two databases: the demo database (db.demo) and a generated one of 12,500 generations (500 files
+x 5 languages x 5 models, the study's size), both temporary SQLite files unless --db is given.
+Two measurements per database:
+
+- service: the database and rendering work of one step (save the label, read the queue, load
+  the next item, render its code view and diff), called directly;
+- app: the whole Streamlit script rerun after a click, through streamlit.testing's AppTest
+  (the real app script; no browser or network, so add a few ms for the websocket round trip).
+
+    .venv/bin/python bench/annotate_latency.py [--steps 200] [--app-steps 60]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlmodel import Session  # noqa: E402
+
+from annotate import service  # noqa: E402
+from annotate.render import code_html, diff_html  # noqa: E402
+from db import get_engine  # noqa: E402
+
+PASSWORD = "bench-pass"
+
+
+def percentiles(samples_ms: list[float]) -> str:
+    ordered = sorted(samples_ms)
+
+    def pct(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+    return (f"n={len(ordered):4d}  p50={pct(0.5):7.1f} ms  p90={pct(0.9):7.1f} ms  "
+            f"p99={pct(0.99):7.1f} ms  max={ordered[-1]:7.1f} ms  "
+            f"mean={statistics.fmean(ordered):7.1f} ms")
+
+
+def generated_database(url: str) -> str:
+    from annotate.synthetic import add_synthetic_corpus
+
+    started = time.perf_counter()
+    with Session(get_engine(url)) as session:
+        n = add_synthetic_corpus(session, targets_per_language=500)
+        session.commit()
+    print(f"generated {n} generations in {time.perf_counter() - started:.1f} s")
+    return url
+
+
+def demo_database(url: str) -> str:
+    from db.demo import ensure_demo_database
+
+    ensure_demo_database(url)
+    return url
+
+
+def bench_user(url: str) -> int:
+    """An annotator who speaks every language and has every generation in their queue."""
+    from taxonomy import LANGUAGES
+
+    with Session(get_engine(url)) as session:
+        existing = {a.username: a for a in service.list_annotators(session)}
+        user = existing.get("bench") or service.create_annotator(
+            session, username="bench", password=PASSWORD, languages=LANGUAGES)
+        service.assign(session, annotator_ids=[user.id], per_item=1, strategy="stratified")
+        session.commit()
+        queue = service.queue_for(session, user.id)
+    print(f"queue of 'bench': {len(queue)} items")
+    return user.id
+
+
+def bench_service(url: str, annotator_id: int, steps: int) -> list[float]:
+    samples = []
+    with Session(get_engine(url)) as session:
+        queue = service.queue_for(session, annotator_id)
+    index = service.first_open(queue) or 0
+    labels = ("correct", "partial", "incorrect")
+    for k in range(min(steps, len(queue) - 1)):
+        started = time.perf_counter()
+        with Session(get_engine(url)) as session:
+            gid = queue[index].generation_id
+            own = service.own_label(session, gid, annotator_id)
+            service.save_label(session, generation_id=gid, annotator_id=annotator_id,
+                               accuracy=labels[k % 3], codes=["LG-GR1"] if k % 2 else [],
+                               note="", seconds_spent=1.0, status="done",
+                               expected_revision=own.revision or 0)
+            session.commit()
+            queue = service.queue_for(session, annotator_id)
+            index = service.next_open(queue, index) or 0
+            view = service.load_item(session, queue[index].generation_id, annotator_id)
+            code_html(view.content, view.span_start, view.span_end,
+                      programming_language=view.programming_language, path=view.path)
+            diff_html(view.original_comment, view.predicted_comment)
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def bench_app(url: str, steps: int) -> tuple[list[float], list[float]]:
+    """(label click reruns, save-and-next click reruns) in milliseconds."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["NLCE_DATABASE_URL"] = url
+    at = AppTest.from_file(str(ROOT / "annotate" / "app.py"), default_timeout=120).run()
+    at.text_input(key="sign_in_user").input("bench")
+    at.text_input(key="sign_in_password").input(PASSWORD)
+    at.button[0].click().run()
+    if at.exception:
+        raise RuntimeError(at.exception)
+    label_ms, next_ms = [], []
+    for k in range(steps):
+        label = ("correct", "partial", "incorrect")[k % 3]
+        started = time.perf_counter()
+        at.button(key=f"lbl_acc_{label}").click().run()
+        label_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        at.button(key="lbl_save").click().run()
+        next_ms.append((time.perf_counter() - started) * 1000)
+        if at.exception or at.error:
+            raise RuntimeError(f"app error: {at.exception or at.error[0].value}")
+    return label_ms, next_ms
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=200, help="service steps per database")
+    parser.add_argument("--app-steps", type=int, default=60, help="AppTest steps per database")
+    parser.add_argument("--skip-demo", action="store_true")
+    args = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="annotate-bench-"))
+    setups = [] if args.skip_demo else [("demo", demo_database)]
+    setups.append(("generated 12,500", generated_database))
+    for name, build in setups:
+        url = build(f"sqlite:///{workdir / (name.split()[0] + '.db')}")
+        annotator_id = bench_user(url)
+        print(f"\n== {name} database ({url})")
+        print(f"service  label+next : {percentiles(bench_service(url, annotator_id, args.steps))}")
+        label_ms, next_ms = bench_app(url, args.app_steps)
+        print(f"app      label click: {percentiles(label_ms)}")
+        print(f"app      save & next: {percentiles(next_ms)}")
+        get_engine(url).dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

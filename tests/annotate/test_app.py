@@ -1,0 +1,243 @@
+"""Each page's logic through Streamlit's AppTest (the real script, a simulated browser):
+sign-in, labelling with autosave, next/previous/skip/flag, history, stale and deleted items,
+and the lead's pages."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlmodel import Session
+from streamlit.testing.v1 import AppTest
+
+from annotate import service
+from db import get_engine
+from db import models as m
+
+from .conftest import PASSWORD
+
+APP = str(Path(__file__).resolve().parents[2] / "annotate" / "app.py")
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=60)
+
+
+def signed_in(username: str) -> AppTest:
+    at = _app().run()
+    at.text_input(key="sign_in_user").input(username)
+    at.text_input(key="sign_in_password").input(PASSWORD)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def stored(db_url: str, username: str) -> dict[int, dict]:
+    with Session(get_engine(db_url)) as session:
+        aid = session.exec(select(m.Annotator.id).where(
+            m.Annotator.username == username)).scalar_one()
+        out = {}
+        for entry in service.queue_for(session, aid):
+            if entry.status:
+                own = service.own_label(session, entry.generation_id, aid)
+                out[entry.generation_id] = {"accuracy": own.accuracy, "codes": own.codes,
+                                            "status": own.status, "note": own.note,
+                                            "history": own.history,
+                                            "seconds": own.seconds_spent}
+        return out
+
+
+def texts(at: AppTest) -> str:
+    parts = [e.value for e in at.markdown] + [e.value for e in at.error]
+    parts += [e.value for e in at.warning] + [e.value for e in at.info] + [
+        e.value for e in at.success]
+    parts += [getattr(e, "proto", None) and e.proto.body or "" for e in at.get("html")]
+    return "\n".join(str(p) for p in parts)
+
+
+def current_gid(at: AppTest) -> int:
+    return at.session_state["lbl_item"]["gid"]
+
+
+# ---------------------------------------------------------------- sign-in
+
+def test_sign_in_errors_are_clear(app_db):
+    at = _app().run()
+    at.text_input(key="sign_in_user").input("nobody")
+    at.text_input(key="sign_in_password").input("x")
+    at.button[0].click().run()
+    assert "No account named 'nobody'" in at.error[0].value
+    at.text_input(key="sign_in_user").input("anna")
+    at.text_input(key="sign_in_password").input("wrong")
+    at.button[0].click().run()
+    assert "Wrong password for 'anna'" in at.error[0].value
+
+
+def test_annotator_sees_label_page_and_no_lead_pages(app_db):
+    at = signed_in("bas")
+    assert "Item 1 of 6" in texts(at)
+    assert at.session_state["nlce_user"].username == "bas"
+    with pytest.raises(ValueError):
+        at.switch_page("views/team.py")
+
+
+# ---------------------------------------------------------------- labelling
+
+def test_label_autosaves_every_change(app_db):
+    at = signed_in("bas")
+    gid = current_gid(at)
+    at.checkbox(key=f"lbl_code_{gid}_{at.session_state['lbl_item']['seq']}_LG-GR1").check().run()
+    assert stored(app_db, "bas")[gid] == {**stored(app_db, "bas")[gid], "status": "draft",
+                                          "accuracy": None, "codes": ("LG-GR1",)}
+    at.button(key="lbl_acc_partial").click().run()
+    label = stored(app_db, "bas")[gid]
+    assert label["accuracy"] == "partial" and label["status"] == "done"
+    note_key = f"lbl_note_{gid}_{at.session_state['lbl_item']['seq']}_"
+    at.text_area(key=note_key).input("verb form wrong").run()
+    label = stored(app_db, "bas")[gid]
+    assert label["note"] == "verb form wrong" and label["codes"] == ("LG-GR1",)
+    assert label["history"] == 3 and label["seconds"] >= 0
+    assert not at.error
+
+
+def test_next_previous_and_back_with_history(app_db):
+    at = signed_in("bas")
+    first = current_gid(at)
+    at.button(key="lbl_acc_correct").click().run()
+    at.button(key="lbl_next").click().run()
+    second = current_gid(at)
+    assert second != first and "Item 2 of 6" in texts(at)
+    at.button(key="lbl_prev").click().run()
+    assert current_gid(at) == first
+    assert at.session_state["lbl_item"]["accuracy"] == "correct"  # shown again from the DB
+    at.button(key="lbl_acc_incorrect").click().run()
+    label = stored(app_db, "bas")[first]
+    assert label["accuracy"] == "incorrect" and label["history"] == 2
+
+
+def test_save_and_next_needs_accuracy_then_moves_on(app_db):
+    at = signed_in("bas")
+    first = current_gid(at)
+    at.button(key="lbl_save").click().run()
+    assert "Choose an accuracy label first" in texts(at)
+    assert current_gid(at) == first
+    at.button(key="lbl_acc_correct").click().run()
+    at.button(key="lbl_save").click().run()
+    assert current_gid(at) != first
+
+
+def test_skip_and_flag(app_db):
+    at = signed_in("bas")
+    first = current_gid(at)
+    at.button(key="lbl_skip").click().run()
+    second = current_gid(at)
+    assert second != first and stored(app_db, "bas")[first]["status"] == "skipped"
+    at.button(key="lbl_acc_partial").click().run()
+    at.button(key="lbl_flag").click().run()
+    assert stored(app_db, "bas")[second]["status"] == "flagged"
+    assert "Flagged for discussion" in texts(at)
+    at.button(key="lbl_flag").click().run()
+    assert stored(app_db, "bas")[second]["status"] == "done"
+
+
+def test_stale_item_keeps_the_other_save_and_says_so(app_db, ids):
+    at = signed_in("bas")
+    gid = current_gid(at)
+    at.button(key="lbl_acc_correct").click().run()
+    with Session(get_engine(app_db)) as session:  # the same user in another tab
+        service.save_label(session, generation_id=gid, annotator_id=ids["bas"],
+                           accuracy="incorrect", codes=["SE-HA2"], note="other tab",
+                           seconds_spent=1, status="done", expected_revision=1)
+        session.commit()
+    at.button(key="lbl_acc_partial").click().run()
+    assert "changed in another tab" in texts(at)
+    label = stored(app_db, "bas")[gid]
+    assert label["accuracy"] == "incorrect" and label["note"] == "other tab"
+    assert at.session_state["lbl_item"]["accuracy"] == "incorrect"  # reloaded from the DB
+
+
+def test_item_deleted_meanwhile(app_db):
+    at = signed_in("bas")
+    gid = current_gid(at)
+    with Session(get_engine(app_db)) as session:
+        session.delete(session.get(m.Generation, gid))
+        session.commit()
+    at.button(key="lbl_acc_correct").click().run()
+    assert f"Item #{gid} was removed" in texts(at)
+    assert current_gid(at) != gid and "Item 1 of 5" in texts(at)
+
+
+def test_blind_no_other_labels_on_screen(app_db, ids):
+    with Session(get_engine(app_db)) as session:
+        gid = service.queue_for(session, ids["bas"])[0].generation_id
+        service.save_label(session, generation_id=gid, annotator_id=ids["anna"],
+                           accuracy="incorrect", codes=["MS-IG"], note="ANNA-SECRET-NOTE",
+                           seconds_spent=1, status="done", expected_revision=0)
+        session.commit()
+    at = signed_in("bas")
+    assert current_gid(at) == gid
+    assert "ANNA-SECRET-NOTE" not in texts(at)
+    assert at.session_state["lbl_item"]["accuracy"] is None
+    assert not any(c.value for c in at.checkbox)
+
+
+# ---------------------------------------------------------------- lead pages
+
+def test_lead_team_page_creates_an_account(app_db):
+    at = signed_in("lead")
+    at.switch_page("views/team.py").run()
+    assert not at.exception, at.exception
+    at.text_input[0].input("carla")
+    at.text_input[1].input("pw-carla")
+    at.multiselect[0].select("el")
+    at.button[0].click().run()
+    assert "Created carla" in at.success[0].value
+    with Session(get_engine(app_db)) as session:
+        assert service.authenticate(session, "carla", "pw-carla").languages == ("el",)
+    at.text_input[0].input("carla")
+    at.text_input[1].input("x")
+    at.multiselect[0].select("el")
+    at.button[0].click().run()
+    assert "already exists" in at.error[0].value
+
+
+def test_lead_assign_page(app_db, ids):
+    at = signed_in("lead")
+    at.switch_page("views/assign.py").run()
+    assert not at.exception, at.exception
+    at.multiselect[0].set_value([p for p in at.multiselect[0].options] and [
+        v for v in at.multiselect[0].value])
+    at.number_input[0].set_value(2)
+    at.button[0].click().run()
+    assert "Added" in at.success[0].value
+
+
+def test_lead_agreement_adjudication_and_summary(app_db, ids):
+    with Session(get_engine(app_db)) as session:
+        queue = service.queue_for(session, ids["bas"])
+        for i, entry in enumerate(queue):
+            for who, acc in (("anna", "correct"), ("bas", "correct" if i else "incorrect")):
+                service.save_label(session, generation_id=entry.generation_id,
+                                   annotator_id=ids[who], accuracy=acc,
+                                   codes=["SE-HA2"] if acc == "incorrect" else [], note="",
+                                   seconds_spent=2, status="done", expected_revision=0)
+        session.commit()
+    at = signed_in("lead")
+    at.switch_page("views/agreement.py").run()
+    assert not at.exception, at.exception
+    assert "nl: 6 items labelled by two or more" in texts(at) or any(
+        "nl: 6 items" in h.value for h in at.subheader)
+    at.switch_page("views/adjudicate.py").run()
+    assert not at.exception, at.exception
+    assert "1 items with disagreement" in "".join(c.value for c in at.caption)
+    at.get("button_group")[1].set_value("incorrect") if len(at.get("button_group")) > 1 else None
+    at.button[0].click().run()
+    assert "Gold label stored" in texts(at)
+    with Session(get_engine(app_db)) as session:
+        gold = service.gold_labels(session)
+    assert gold[queue[0].generation_id]["accuracy"] == "incorrect"
+    at.switch_page("views/summary.py").run()
+    assert not at.exception, at.exception
+    assert "6 items counted" in "".join(c.value for c in at.caption)
+    at.switch_page("views/analysis.py").run()
+    assert not at.exception, at.exception

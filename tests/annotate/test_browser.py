@@ -1,0 +1,126 @@
+"""End to end in a real headless Chromium (Debian's /usr/bin/chromium through Playwright):
+start `python -m annotate` on a free loopback port against a temp database, sign in, label an
+item with the keyboard and the mouse, reload, and find the label in the database and on screen."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlmodel import Session
+
+from annotate import service
+from db import get_engine
+from db import models as m
+
+from .conftest import PASSWORD
+
+pytestmark = pytest.mark.browser
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(app_db, tmp_path):
+    port = _free_port()
+    log = open(tmp_path / "server.log", "w")
+    env = {**os.environ, "NLCE_DATABASE_URL": app_db, "HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "annotate", "--db", app_db, "--port",
+                             str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # its own group: the streamlit child dies too
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                log.flush()
+                pytest.fail(f"app did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+        log.close()
+
+
+def _wait_for(predicate, timeout=20.0, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _label(db_url, username):
+    with Session(get_engine(db_url)) as session:
+        aid = session.exec(select(m.Annotator.id).where(
+            m.Annotator.username == username)).scalar_one()
+        gid = service.queue_for(session, aid)[0].generation_id
+        return service.own_label(session, gid, aid)
+
+
+def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    from taxonomy import default_taxonomy
+
+    partial_name = default_taxonomy().accuracy_text("partial", "en")[0]
+    shots = Path(os.environ.get("NLCE_SCREENSHOTS", tmp_path))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(server)
+            page.get_by_label("Username").fill("bas")
+            page.get_by_label("Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+
+            page.locator("body").press("Escape")  # focus out of any field: keys go to the app
+            page.keyboard.press("2")  # shortcut: partially correct
+            assert _wait_for(lambda: _label(app_db, "bas").accuracy == "partial",
+                             what="keyboard label stored")
+            page.get_by_text("LG-GR1", exact=False).first.click()  # mouse: a code
+            label = _wait_for(lambda: (lambda l: l if l.codes == ("LG-GR1",) else None)(
+                _label(app_db, "bas")), what="mouse code stored")
+            assert label.status == "done" and label.history == 2
+            page.screenshot(path=str(shots / "item_view.png"))
+
+            page.reload()
+            expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+            chosen = page.locator('[data-testid="stBaseButton-primary"]', has_text=partial_name)
+            expect(chosen).to_be_visible(timeout=10000)
+            box = page.locator('[data-testid="stCheckbox"]', has_text="LG-GR1").locator("input")
+            expect(box).to_be_checked()
+            page.screenshot(path=str(shots / "after_reload.png"))
+            assert _label(app_db, "bas").accuracy == "partial"
+        finally:
+            browser.close()
