@@ -1,0 +1,330 @@
+"""The taxonomy as typed, immutable objects: codes, clusters, the accuracy scale.
+
+Everything here is plain data plus small pure helpers; reading and checking the YAML file is
+the job of `taxonomy.loader`.
+"""
+from __future__ import annotations
+
+import enum
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Iterable
+
+LANGUAGES: tuple[str, ...] = ("en", "zh", "nl", "el", "pl")
+"""The natural languages every text of the taxonomy exists in; English first."""
+
+ACCURACY_LABELS: tuple[str, ...] = ("incorrect", "partial", "correct")
+"""The expert accuracy scale, in ordinal order, worst first. Pass it explicitly to kappa."""
+
+LEVELS: tuple[str, ...] = ("category", "group", "leaf", "meta")
+TEXT_FIELDS: tuple[str, ...] = ("name", "description")
+CRITERIA_FIELDS: tuple[str, ...] = ("inclusion", "exclusion")
+META_CATEGORY = "META"
+
+
+class TaxonomyError(ValueError):
+    """A taxonomy file, code, label or language that is not valid; the message says which."""
+
+
+def check_language(lang: str) -> str:
+    if lang not in LANGUAGES:
+        raise TaxonomyError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    return lang
+
+
+_SEPARATORS = re.compile(r"[\s_\-\u2010-\u2015\u2212]+")
+
+
+def normalise_code(code: str) -> str:
+    """The canonical spelling of a code id: upper case, parts joined by '-', digits glued on.
+
+    >>> normalise_code("lg_gr1"), normalise_code(" se ha 2 "), normalise_code("ms-me-3")
+    ('LG-GR1', 'SE-HA2', 'MS-ME3')
+    >>> normalise_code("misc")
+    'MISC'
+    """
+    if not isinstance(code, str):
+        raise TaxonomyError(f"taxonomy code must be a string, got {code!r}")
+    parts = [part for part in _SEPARATORS.split(code.strip().upper()) if part]
+    if not parts:
+        raise TaxonomyError(f"empty taxonomy code {code!r}")
+    out = parts[0]
+    for part in parts[1:]:
+        out += part if part.isdigit() else "-" + part
+    return out
+
+
+# ------------------------------------------------------------------------- accuracy
+
+def _fold(text: str) -> str:
+    """Case, width and spacing differences removed: 'Partially  Correct' == 'partially_correct'."""
+    text = unicodedata.normalize("NFKC", text).casefold().strip()
+    return " ".join(re.split(r"[\s_\-]+", text)).strip()
+
+
+_ACCURACY_ALIASES = {
+    "incorrect": ("incorrect", "wrong", "✗", "✘", "×", "x", "✕"),
+    "partial": ("partial", "partially correct", "partly correct", "partially", "~", "∼", "≈",
+                "\u223c"),
+    "correct": ("correct", "✓", "✔", "√"),
+}
+
+
+class AccuracyLabel(str, enum.Enum):
+    """The ordinal accuracy label: INCORRECT < PARTIAL < CORRECT (comparisons follow the scale)."""
+
+    INCORRECT = "incorrect"
+    PARTIAL = "partial"
+    CORRECT = "correct"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def rank(self) -> int:
+        """0 for incorrect, 1 for partial, 2 for correct."""
+        return ACCURACY_LABELS.index(self.value)
+
+    @classmethod
+    def parse(cls, text: "str | AccuracyLabel") -> "AccuracyLabel":
+        """The label a spelling means: 'Correct', 'Partially correct', 'partial', '✓', '~', ...
+
+        Also accepts the label names and aliases of every language in the shipped taxonomy
+        (e.g. '部分正确', 'Częściowo poprawny'). Anything else raises TaxonomyError.
+        """
+        if isinstance(text, cls):
+            return text
+        if not isinstance(text, str):
+            raise TaxonomyError(f"accuracy label must be a string, got {text!r}")
+        folded = _fold(text)
+        for value, aliases in _ACCURACY_ALIASES.items():
+            if folded in aliases:
+                return cls(value)
+        from taxonomy.loader import default_taxonomy  # translated names live in the data file
+
+        value = default_taxonomy().accuracy_aliases().get(folded)
+        if value is not None:
+            return cls(value)
+        raise TaxonomyError(
+            f"unknown accuracy label {text!r}; expected one of {', '.join(ACCURACY_LABELS)}")
+
+    def _other(self, other: object) -> "AccuracyLabel | None":
+        if isinstance(other, AccuracyLabel):
+            return other
+        if isinstance(other, str):
+            return AccuracyLabel.parse(other)
+        return None
+
+    def __lt__(self, other: object) -> bool:
+        o = self._other(other)
+        return NotImplemented if o is None else self.rank < o.rank
+
+    def __le__(self, other: object) -> bool:
+        o = self._other(other)
+        return NotImplemented if o is None else self.rank <= o.rank
+
+    def __gt__(self, other: object) -> bool:
+        o = self._other(other)
+        return NotImplemented if o is None else self.rank > o.rank
+
+    def __ge__(self, other: object) -> bool:
+        o = self._other(other)
+        return NotImplemented if o is None else self.rank >= o.rank
+
+
+# ------------------------------------------------------------------------- codes
+
+@dataclass(frozen=True)
+class Code:
+    """One code of the taxonomy: a top category, a group, an error leaf or a meta code."""
+
+    id: str
+    level: str                      # "category" | "group" | "leaf" | "meta"
+    parent: str | None              # None for categories and meta codes
+    category: str                   # id of the top category, or "META"
+    cluster: str | None             # judge cluster of a leaf or meta code, else None
+    name: dict[str, str] = field(compare=False, repr=False)
+    description: dict[str, str] = field(compare=False, repr=False)
+    inclusion: dict[str, tuple[str, ...]] = field(compare=False, repr=False)
+    exclusion: dict[str, tuple[str, ...]] = field(compare=False, repr=False)
+
+    @property
+    def labelable(self) -> bool:
+        """True for the codes an annotator or judge may assign (leaves and meta codes)."""
+        return self.level in ("leaf", "meta")
+
+    def text(self, field_name: str, lang: str = "en") -> "str | tuple[str, ...]":
+        """`name`/`description` (a string) or `inclusion`/`exclusion` (a tuple) in `lang`."""
+        if field_name not in TEXT_FIELDS + CRITERIA_FIELDS:
+            raise TaxonomyError(f"code {self.id}: unknown text field {field_name!r}; expected "
+                                f"one of {', '.join(TEXT_FIELDS + CRITERIA_FIELDS)}")
+        return getattr(self, field_name)[check_language(lang)]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A group of labelable codes that the hierarchical judge evaluates in one prompt."""
+
+    name: str
+    codes: tuple[str, ...]
+    names: dict[str, str] = field(compare=False, repr=False)
+    descriptions: dict[str, str] = field(compare=False, repr=False)
+
+    def text(self, field_name: str, lang: str = "en") -> str:
+        """The cluster's `name` or `description` in `lang`."""
+        if field_name not in TEXT_FIELDS:
+            raise TaxonomyError(f"cluster {self.name}: unknown text field {field_name!r}")
+        texts = self.names if field_name == "name" else self.descriptions
+        return texts[check_language(lang)]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Another release of the taxonomy and how its codes map onto this version."""
+
+    name: str
+    description: str
+    mapping: dict[str, str]          # variant code -> code of this version
+    carry_over: bool                 # codes not in `mapping` mean the same here
+
+
+# ------------------------------------------------------------------------- taxonomy
+
+class Taxonomy:
+    """A loaded, validated taxonomy. Build it with `load_taxonomy`; do not mutate it."""
+
+    def __init__(self, version: str, codes: dict[str, Code], clusters: dict[str, Cluster],
+                 accuracy: dict[str, tuple[dict[str, str], dict[str, str], dict[str, tuple]]],
+                 variants: dict[str, Variant] | None = None, source: str = "") -> None:
+        self.version = version
+        self.codes = codes
+        self.clusters = clusters
+        self._accuracy = accuracy    # label -> (names, descriptions, aliases)
+        self.variants = variants or {}
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"Taxonomy({self.version!r}, {len(self.codes)} codes, {len(self.clusters)} clusters)"
+
+    # navigation
+    def code(self, code_id: str) -> Code:
+        """The code with this id (any harmless spelling); unknown ids raise TaxonomyError."""
+        code = self.codes.get(normalise_code(code_id))
+        if code is None:
+            raise TaxonomyError(f"unknown taxonomy code {code_id!r} (taxonomy {self.version})")
+        return code
+
+    def leaves(self) -> list[Code]:
+        """The error leaves (meta codes not included), in file order."""
+        return [c for c in self.codes.values() if c.level == "leaf"]
+
+    def labelable(self) -> list[Code]:
+        """Leaves and meta codes: every code an annotator or judge may assign."""
+        return [c for c in self.codes.values() if c.labelable]
+
+    def categories(self) -> list[Code]:
+        return [c for c in self.codes.values() if c.level == "category"]
+
+    def children(self, code_id: str) -> list[Code]:
+        parent = self.code(code_id).id
+        return [c for c in self.codes.values() if c.parent == parent]
+
+    def ancestors(self, code_id: str) -> list[Code]:
+        """Parent first, top category last; empty for categories and meta codes."""
+        out, code = [], self.code(code_id)
+        while code.parent is not None:
+            code = self.codes[code.parent]
+            out.append(code)
+        return out
+
+    def cluster_of(self, code_id: str) -> str:
+        code = self.code(code_id)
+        if code.cluster is None:
+            raise TaxonomyError(f"code {code.id} is a {code.level}, not in any cluster; "
+                                f"only leaves and meta codes are")
+        return code.cluster
+
+    # checking and mapping labels
+    def validate_codes(self, codes: Iterable[str], *, labelable_only: bool = True
+                       ) -> tuple[str, ...]:
+        """Canonical ids of `codes` in input order, duplicates dropped.
+
+        Unknown codes (and, unless `labelable_only=False`, categories and groups, which cannot be
+        assigned) raise one TaxonomyError naming all of them.
+        """
+        if isinstance(codes, str):
+            codes = [codes]
+        out: list[str] = []
+        bad: list[str] = []
+        for raw in codes:
+            try:
+                cid = normalise_code(raw)
+            except TaxonomyError:
+                bad.append(f"{raw!r} (not a code)")
+                continue
+            code = self.codes.get(cid)
+            if code is None:
+                bad.append(f"{raw!r} (unknown)")
+            elif labelable_only and not code.labelable:
+                bad.append(f"{raw!r} (a {code.level}; assign one of its leaves)")
+            elif cid not in out:
+                out.append(cid)
+        if bad:
+            raise TaxonomyError(f"invalid taxonomy codes for {self.version}: {', '.join(bad)}")
+        return tuple(out)
+
+    def map_variant(self, codes: Iterable[str], variant: str = "variant-gr6") -> tuple[str, ...]:
+        """Codes labelled with another release mapped onto this version (many-to-one).
+
+        Input spellings are normalised; the result is canonical, in input order, without
+        duplicates. A code the variant does not know raises TaxonomyError naming it.
+        Passing this taxonomy's own version as `variant` just validates the codes.
+        """
+        if isinstance(codes, str):
+            codes = [codes]
+        if variant == self.version:
+            return self.validate_codes(codes)
+        spec = self.variants.get(variant)
+        if spec is None:
+            known = ", ".join(sorted(self.variants)) or "none loaded"
+            raise TaxonomyError(f"unknown taxonomy variant {variant!r} (known: {known})")
+        out: list[str] = []
+        bad: list[str] = []
+        for raw in codes:
+            try:
+                cid = normalise_code(raw)
+            except TaxonomyError:
+                bad.append(repr(raw))
+                continue
+            target = spec.mapping.get(cid)
+            if target is None and spec.carry_over and cid in self.codes \
+                    and self.codes[cid].labelable:
+                target = cid
+            if target is None:
+                bad.append(repr(raw))
+            elif target not in out:
+                out.append(target)
+        if bad:
+            raise TaxonomyError(f"unknown code(s) {', '.join(bad)} in variant {variant!r} "
+                                f"(mapping onto {self.version})")
+        return tuple(out)
+
+    # accuracy scale
+    def accuracy_text(self, label: "str | AccuracyLabel", lang: str = "en") -> tuple[str, str]:
+        """(name, description) of an accuracy label in `lang`."""
+        names, descriptions, _ = self._accuracy[AccuracyLabel.parse(label).value]
+        lang = check_language(lang)
+        return names[lang], descriptions[lang]
+
+    def accuracy_aliases(self) -> dict[str, str]:
+        """Folded spelling -> label value, for every translated name and alias in the file."""
+        out: dict[str, str] = {}
+        for label, (names, _, aliases) in self._accuracy.items():
+            for lang in LANGUAGES:
+                for text in (names[lang], *aliases.get(lang, ())):
+                    out[_fold(text)] = label
+        return out
