@@ -283,7 +283,8 @@ class LocalBackend:
             self.calls += 1
             try:
                 prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-                inputs = tok(prompt, return_tensors="pt", add_special_tokens=False)
+                inputs = tok(prompt, return_tensors="pt", add_special_tokens=False).to(
+                    self._model.device)
                 torch.manual_seed(self.params.seed)
                 with torch.no_grad():
                     output = self._model.generate(

@@ -244,10 +244,8 @@ def build_messages(strategy: str, judge_input: JudgeInput, lang: str, tax,
         parts.append(f"## {t['h_rubric']}\n\n{rubric_block(tax, codes, lang)}")
     elif strategy == "hierarchical":
         c = tax.clusters[cluster]
-        parts.append(
-            f"## {t['h_cluster']}: {c.names.get(lang) or c.names.get('en') or c.name}\n\n"
-            f"{c.descriptions.get(lang) or c.descriptions.get('en', '')}".rstrip()
-        )
+        parts.append(f"## {t['h_cluster']}: {c.text('name', lang)}\n\n"
+                     f"{c.text('description', lang)}".rstrip())
         parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang)}")
         parts.append(t["cluster_focus"])
     else:

@@ -117,14 +117,14 @@ def test_codes_outside_a_cluster_are_dropped_and_recorded(tax):
 
 
 def test_a_label_off_the_scale_is_an_error_for_that_prediction_only(tax):
-    parsed = parse(answer(tax=tax, p1=("excellent", [])), tax)
+    parsed = parse(answer(p1=("excellent", [])), tax)
     assert parsed.status == "ok"
     assert parsed.verdicts["P1"].status == "parse_error" and "excellent" in parsed.verdicts["P1"].error
     assert parsed.verdicts["P2"].status == "ok"
 
 
 def test_missing_and_misspelled_prediction_ids(tax):
-    text = json.dumps({"evaluations": [{"prediction_id": "p1", "errors": [], "accuracy": "Correct"},
+    text = json.dumps({"evaluations": [{"prediction_id": "p1", "errors": [], "accuracy": "CORRECT"},
                                        {"prediction_id": "P9", "errors": [], "accuracy": "correct"}]})
     parsed = parse(text, tax)
     assert parsed.verdicts["P1"].status == "ok"

@@ -58,8 +58,11 @@ def test_renders_in_the_prompt_language_with_the_right_codes(strategy, lang, tax
         for name in accuracy_names(tax, lang):
             assert name in user
         shown = set(offered_codes(strategy, tax, cluster))
-        for code in all_codes:
-            assert has_code(user, code) == (code in shown), (cluster, code)
+        id_key = t["input_keys"]["id"]
+        for code in all_codes:  # criteria may mention other codes; entries are what counts
+            entry = f"### [{code}] " if strategy == "rubric" else f'"{id_key}": "{code}"'
+            assert (entry in user) == (code in shown), (cluster, code)
+        assert all(has_code(user, code) for code in shown)
         if strategy == "hierarchical":
             assert shown == set(tax.clusters[cluster].codes)
             assert t["cluster_focus"] in user
