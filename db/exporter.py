@@ -1,0 +1,181 @@
+"""Export everything in the database as project records (db/FORMAT.md): files, targets,
+generations, annotators (never their password hashes), assignments, annotations with codes and
+history, gold labels, metric runs and scores, noise samples, judge runs, responses and verdicts.
+
+`export_records` yields plain dicts in dependency order, so `db.importer` reads them back; the
+files are one JSONL file, or one parquet table per record type.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from db import models as m
+from db.formats import FORMAT_VERSION, RECORD_FIELDS, RECORD_TYPES
+
+JSONL_NAME = "export.jsonl"
+
+
+def _by_id(session: Session, model) -> list:
+    return list(session.execute(select(model).order_by(model.id)).scalars())
+
+
+def export_records(session: Session) -> Iterator[dict]:
+    """Every row of the database as a project record, in dependency order."""
+    datasets = {d.id: d for d in _by_id(session, m.Dataset)}
+    for d in datasets.values():
+        yield {"type": "dataset", "name": d.name, "description": d.description}
+
+    files = {}
+    for f in _by_id(session, m.SourceFile):
+        files[f.id] = {"dataset": datasets[f.dataset_id].name, "repo": f.repo, "path": f.path}
+        yield {"type": "file", **files[f.id], "natural_language": f.natural_language,
+               "programming_language": f.programming_language, "licence": f.licence,
+               "external_id": f.external_id, "content": f.content}
+
+    targets = {}
+    for t in _by_id(session, m.Target):
+        targets[t.id] = {**files[t.source_file_id], "span": [t.span_start, t.span_end]}
+        yield {"type": "target", **targets[t.id], "original_comment": t.original_comment,
+               "comment_kind": t.comment_kind}
+
+    generations = {}
+    for g in _by_id(session, m.Generation):
+        generations[g.id] = {**targets[g.target_id], "model": g.model}
+        yield {"type": "generation", **generations[g.id], "fim_input": g.fim_input,
+               "raw_output": g.raw_output, "predicted_comment": g.predicted_comment,
+               "backend": g.backend, "params": g.params or {}}
+
+    annotators = {}
+    for a in _by_id(session, m.Annotator):
+        annotators[a.id] = a.username
+        yield {"type": "annotator", "username": a.username, "role": a.role,
+               "languages": list(a.languages or []), "display_name": a.display_name,
+               "interface_language": a.interface_language, "active": bool(a.active)}
+
+    for s in _by_id(session, m.Assignment):
+        yield {"type": "assignment", **generations[s.generation_id],
+               "annotator": annotators[s.annotator_id], "position": s.position}
+
+    codes = defaultdict(list)
+    for annotation_id, code in session.execute(
+            select(m.AnnotationCode.annotation_id, m.AnnotationCode.code)
+            .order_by(m.AnnotationCode.annotation_id, m.AnnotationCode.code)):
+        codes[annotation_id].append(code)
+    history = defaultdict(list)
+    for e in session.execute(select(m.AnnotationEvent)
+                             .order_by(m.AnnotationEvent.annotation_id, m.AnnotationEvent.revision,
+                                       m.AnnotationEvent.id)).scalars():
+        history[e.annotation_id].append({
+            "revision": e.revision, "accuracy": e.accuracy, "codes": list(e.codes or []),
+            "note": e.note, "seconds_spent": e.seconds_spent, "status": e.status,
+            "created_at": e.created_at.isoformat() if e.created_at else None})
+    for a in _by_id(session, m.Annotation):
+        yield {"type": "annotation", **generations[a.generation_id],
+               "annotator": annotators[a.annotator_id], "accuracy": a.accuracy,
+               "codes": codes[a.id], "note": a.note, "seconds_spent": a.seconds_spent,
+               "status": a.status, "revision": a.revision, "history": history[a.id]}
+
+    gold_codes = defaultdict(list)
+    for gold_id, code in session.execute(
+            select(m.GoldLabelCode.gold_label_id, m.GoldLabelCode.code)
+            .order_by(m.GoldLabelCode.gold_label_id, m.GoldLabelCode.code)):
+        gold_codes[gold_id].append(code)
+    for g in _by_id(session, m.GoldLabel):
+        yield {"type": "gold_label", **generations[g.generation_id],
+               "adjudicator": annotators[g.adjudicator_id], "accuracy": g.accuracy,
+               "codes": gold_codes[g.id], "note": g.note}
+
+    metric_runs = {}
+    for r in _by_id(session, m.MetricRun):
+        metric_runs[r.id] = r.signature
+        yield {"type": "metric_run", "signature": r.signature, "metric": r.metric,
+               "model": r.model, "layer": r.layer, "tokenizer": r.tokenizer,
+               "context": r.context, "noise": r.noise, "seed": r.seed, "params": r.params or {},
+               "library_versions": r.library_versions or {}}
+
+    noise = {}
+    for n in _by_id(session, m.NoiseSample):
+        noise[n.id] = (targets[n.target_id], {"kind": n.kind, "tokenizer": n.tokenizer,
+                                              "seed": n.seed})
+        yield {"type": "noise_sample", **targets[n.target_id], "kind": n.kind,
+               "tokenizer": n.tokenizer, "seed": n.seed, "text": n.text}
+
+    for s in _by_id(session, m.MetricScore):
+        if s.generation_id is not None:
+            subject = {**generations[s.generation_id], "noise": None}
+        else:
+            target, key = noise[s.noise_sample_id]
+            subject = {**target, "model": None, "noise": key}
+        yield {"type": "metric_score", "run": metric_runs[s.run_id], **subject,
+               "precision": s.precision, "recall": s.recall, "f": s.f, "error": s.error,
+               "details": s.details or {}}
+
+    judge_runs = {}
+    for r in _by_id(session, m.JudgeRun):
+        judge_runs[r.id] = r.signature
+        yield {"type": "judge_run", "signature": r.signature, "model": r.model,
+               "backend": r.backend, "strategy": r.strategy, "prompt_language": r.prompt_language,
+               "prompt_version": r.prompt_version, "params": r.params or {},
+               "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
+               "cost_usd": r.cost_usd}
+    for r in _by_id(session, m.JudgeResponse):
+        yield {"type": "judge_response", "run": judge_runs[r.run_id], **targets[r.target_id],
+               "cluster": r.cluster, "order": list(r.order or []), "status": r.status,
+               "raw_response": r.raw_response, "repairs": list(r.repairs or []),
+               "error": r.error, "prompt_tokens": r.prompt_tokens,
+               "completion_tokens": r.completion_tokens, "latency_s": r.latency_s,
+               "cached": bool(r.cached)}
+    for v in _by_id(session, m.JudgeVerdict):
+        yield {"type": "judge_verdict", "run": judge_runs[v.run_id], **generations[v.generation_id],
+               "status": v.status, "accuracy": v.accuracy, "codes": list(v.codes or []),
+               "position": v.position}
+
+
+def export_jsonl(session: Session, out_dir: str | Path) -> tuple[Path, dict[str, int]]:
+    """Write `<out_dir>/export.jsonl`; returns its path and the count per record type."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path, counts = out_dir / JSONL_NAME, {}
+    tmp = path.with_suffix(".jsonl.part")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        for record in export_records(session):
+            counts[record["type"]] = counts.get(record["type"], 0) + 1
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+    tmp.replace(path)  # a finished file or none, never half of one
+    return path, counts
+
+
+def _json_columns(kind: str) -> set[str]:
+    return {f for f, k in RECORD_FIELDS[kind].items() if k.rstrip("!?") == "json"}
+
+
+def export_parquet(session: Session, out_dir: str | Path) -> tuple[Path, dict[str, int]]:
+    """Write `<out_dir>/<type>.parquet` per record type present. Free-form JSON fields (params,
+    details, history, judge codes, ...) are stored as JSON text columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, list[dict]] = defaultdict(list)
+    for record in export_records(session):
+        kind = record.pop("type")
+        as_json = _json_columns(kind)
+        rows[kind].append({k: (json.dumps(v, ensure_ascii=False) if k in as_json and v is not None
+                               else v) for k, v in record.items()})
+    counts = {}
+    for kind in RECORD_TYPES:
+        if not rows.get(kind):
+            continue
+        table = pa.Table.from_pylist(rows[kind])
+        table = table.replace_schema_metadata({"nlce_format_version": str(FORMAT_VERSION),
+                                               "nlce_record_type": kind})
+        pq.write_table(table, out_dir / f"{kind}.parquet")
+        counts[kind] = len(rows[kind])
+    return out_dir, counts
