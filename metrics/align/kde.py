@@ -164,12 +164,17 @@ class Thresholds:
             return "descending"
         return "mixed"
 
-    def describe(self, digits: int = 3) -> str:
-        """One line, e.g. 'incorrect <0.412 ≤ partial <0.55 ≤ correct'."""
-        parts = [str(self.intervals[0][2])]
+    def describe(self, digits: int = 3, short: bool = False) -> str:
+        """One line, e.g. 'incorrect < 0.412 ≤ partial < 0.55 ≤ correct' (short: first letters,
+        'i<0.412≤p<0.55≤c')."""
+        def name(label) -> str:
+            return str(label)[:1] if short else str(label)
+        parts = [name(self.intervals[0][2])]
         for lower, _, label in self.intervals[1:]:
-            parts.append(f"{lower:.{digits}g} ≤ {label}")
-        return " < ".join(parts) if len(parts) > 1 else f"{parts[0]} everywhere"
+            parts.append(f"{lower:.{digits}g}{'≤' if short else ' ≤ '}{name(label)}")
+        if len(parts) == 1:
+            return f"{parts[0]} everywhere"
+        return ("<" if short else " < ").join(parts)
 
     def to_dict(self) -> dict:
         def num(x):
@@ -250,8 +255,15 @@ class KDEFit:
 
 
 def _clean(scores, human, labels) -> tuple[np.ndarray, np.ndarray]:
+    """Scores as floats and labels as indices into `labels` (an int array is taken as indices
+    already, -1 = missing), without the items that miss either."""
     x = np.asarray(scores, dtype=float)
-    codes = encode_labels(human, labels, allow_missing=True)
+    if isinstance(human, np.ndarray) and human.dtype.kind in "iu":  # already label indices
+        codes = human.astype(np.int64)
+        if codes.size and codes.max() >= len(labels):
+            raise ValueError(f"label index {int(codes.max())} out of range for {len(labels)} labels")
+    else:
+        codes = encode_labels(human, labels, allow_missing=True)
     if x.shape != codes.shape:
         raise ValueError(f"scores and labels differ in length: {x.shape[0]} vs {codes.shape[0]}")
     keep = ~np.isnan(x) & (codes >= 0)
@@ -384,7 +396,8 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
     bws = np.maximum(raw, _floor(x))
     pad = GRID_PAD_BANDWIDTHS * bws[n_c > 0].max()
     grid = np.linspace(x.min() - pad, x.max() + pad, grid_size)
-    # a kernel narrower than the grid spacing cannot be resolved: the floor is at least one step
+    # a kernel narrower than the grid spacing cannot be resolved: the floor is at least one step.
+    # Exact ties (identical point masses) go to the first label in `labels` order.
     bws = np.maximum(bws, grid[1] - grid[0])
     prior = n_c / n_c.sum() if weighting == "prior" else np.ones(k)
     if method == "binned":
@@ -463,18 +476,19 @@ def collapse_warning(predicted_share: Mapping[str, float], kappa: float, weighti
     """The warning for a classifier that hands (nearly) everything to one class.
 
     >>> print(collapse_warning({"incorrect": 0.02, "partial": 0.0, "correct": 0.98}, 0.01, "prior"))
-    prior weighting gave 98% of items to 'correct', kappa ~ 0: no better than always answering the majority (majority class wins everywhere the classes overlap; try --weighting equal)
+    prior weighting gave 98% of items to 'correct', kappa ~ 0: no better than always answering the majority (the majority class wins wherever the classes overlap; try --weighting equal)
     >>> collapse_warning({"incorrect": 0.3, "partial": 0.3, "correct": 0.4}, 0.01, "equal") is None
     True
     """
     label, share = max(predicted_share.items(), key=lambda item: item[1])
     if share < COLLAPSE_SHARE or not (math.isnan(kappa) or abs(kappa) < COLLAPSE_KAPPA):
         return None
-    cause = ("prior weighting" if weighting == "prior" else "the classifier")
-    advice = (" (majority class wins everywhere the classes overlap; try --weighting equal)"
-              if weighting == "prior" else "")
-    return (f"{cause} gave {share:.0%} of items to '{label}', kappa ~ 0: no better than "
-            f"always answering the majority{advice}")
+    if weighting == "prior":
+        return (f"prior weighting gave {share:.0%} of items to '{label}', kappa ~ 0: no better "
+                f"than always answering the majority (the majority class wins wherever the "
+                f"classes overlap; try --weighting equal)")
+    return (f"the classifier gave {share:.0%} of items to '{label}', kappa ~ 0: the scores do "
+            f"not tell the classes apart")
 
 
 def fit_and_evaluate(scores: Sequence[float], human: Sequence[Any],

@@ -1,0 +1,342 @@
+"""The comparison framework over tidy frames: pure functions from DataFrames to DataFrames.
+
+`align_metrics` fits the KDE classifier per metric configuration and slice and measures its
+agreement with the humans; `noise_table`, `context_effect`, `group_kappa`, `align_judges`,
+`judge_code_table` and `annotator_agreement` are the other views of sections 7.2 and 8.2. The CLI,
+the HTML report and the Streamlit analysis page all call these same functions.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metrics.align.agreement import (
+    bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
+    krippendorff_alpha, pairwise_kappa,
+)
+from metrics.align.kde import (
+    DEFAULT_GRID_SIZE, Evaluation, KDEFit, Thresholds, evaluate, fit_kde_thresholds,
+    noise_separation,
+)
+from taxonomy import ACCURACY_LABELS
+
+SLICES = ("all", "language", "model")
+_SLICE_COLUMN = {"language": "language", "model": "model"}
+
+
+def slice_frames(frame: pd.DataFrame, slices: Sequence[str]) -> Iterable[tuple[str, str, pd.DataFrame]]:
+    """(slice, value, rows) for each requested slice: 'all' once, 'language'/'model' per value."""
+    for name in slices:
+        if name not in SLICES:
+            raise ValueError(f"unknown slice {name!r}; use one of {', '.join(SLICES)}")
+        if name == "all":
+            yield "all", "all", frame
+            continue
+        column = _SLICE_COLUMN[name]
+        for value, rows in frame.groupby(column, sort=True, dropna=True):
+            yield name, str(value), rows
+
+
+def _config_fields(rows: pd.DataFrame) -> dict:
+    first = rows.iloc[0]
+    layer = first.layer
+    return {"metric": first.metric, "scorer": first.scorer,
+            "layer": None if layer is None or pd.isna(layer) else int(layer),
+            "context": first.context}
+
+
+@dataclass
+class AlignResult:
+    """Every number of one alignment run, as frames, plus the fits for the figures."""
+    kappa: pd.DataFrame
+    confusion: pd.DataFrame
+    fits: dict = field(default_factory=dict)  # (key, slice, value) -> KDEFit
+    thresholds: dict = field(default_factory=dict)  # "key@slice=value" -> Thresholds
+    predictions: pd.DataFrame | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        rows = self.kappa[self.kappa.warning.notna()]
+        return [f"{r.key} ({r.slice}={r.slice_value}): {r.warning}" for r in rows.itertuples()]
+
+
+def thresholds_key(key: str, slice_name: str, value: str) -> str:
+    return f"{key}@{slice_name}={value}"
+
+
+def _confusion_rows(base: dict, evaluation: Evaluation) -> list[dict]:
+    c = evaluation.confusion
+    recall, precision = c.recall, c.precision
+    rows = []
+    for i, true in enumerate(c.labels):
+        for j, pred in enumerate(c.labels):
+            rows.append({**base, "human": true, "predicted": pred, "count": int(c.counts[i, j]),
+                         "recall_norm": float(recall[i, j]),
+                         "precision_norm": float(precision[i, j])})
+    return rows
+
+
+def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[str] = ("all",),
+                  weighting: str = "equal", bandwidth: str | float = "scott",
+                  bootstrap: int = 0, seed: int = 0, grid_size: int = DEFAULT_GRID_SIZE,
+                  fitted: Mapping[str, Thresholds] | None = None,
+                  label_order: Sequence[str] = ACCURACY_LABELS, keep_fits: bool = True
+                  ) -> AlignResult:
+    """Fit (or, with `fitted`, apply) KDE thresholds per configuration and slice; compare with
+    the human labels.
+
+    `scores`: `data.load_scores` rows (only real predictions, noise "none", are used);
+    `labels`: generation_id -> label (`data.load_human_labels`). With `fitted` (thresholds keyed
+    like `thresholds_key`, e.g. from `load_thresholds`), nothing is fitted: each configuration
+    and slice is classified with its saved thresholds, or the configuration's "all" thresholds
+    when the slice has none (a configuration without any is reported in `warning`).
+    `predictions` holds every real generation's predicted label, labelled or not.
+    """
+    real = scores[scores.noise == "none"]
+    label_of = labels.set_index("generation_id")["label"]
+    real = real.assign(human=real.generation_id.map(label_of))
+    order = tuple(label_order)
+    kappa_rows, confusion_rows, predictions = [], [], []
+    fits, thresholds = {}, {}
+    for key, config_rows in real.groupby("key", sort=True):
+        fields = _config_fields(config_rows)
+        for slice_name, value, rows in slice_frames(config_rows, slices):
+            tkey = thresholds_key(key, slice_name, value)
+            labelled = rows[rows.human.notna()]
+            human_codes = encode_labels(labelled.human.to_numpy(), order)
+            x = labelled.score.to_numpy(dtype=float)
+            base = {"key": key, **fields, "slice": slice_name, "slice_value": value}
+            row = {**base, "n_scored": len(rows), "n": len(labelled)}
+            row.update({f"n_{label}": int((human_codes == i).sum()) for i, label in enumerate(order)})
+            try:
+                if fitted is not None:
+                    # per-slice thresholds if saved, else the configuration's overall ones
+                    t = fitted.get(tkey) or fitted.get(thresholds_key(key, "all", "all"))
+                    if t is None:
+                        raise ValueError(f"no saved thresholds for {tkey}")
+                    source = "saved"
+                else:
+                    fit = fit_kde_thresholds(x, human_codes, order, weighting, bandwidth, grid_size)
+                    t = fit.thresholds
+                    source = "fitted"
+                    if keep_fits:
+                        fits[(key, slice_name, value)] = fit
+                thresholds[tkey] = t
+            except ValueError as error:
+                kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
+                                   "kappa_high": math.nan, "warning": str(error)})
+                continue
+            evaluation = evaluate(t, x, human_codes, bootstrap=bootstrap, seed=seed)
+            per_label = evaluation.confusion.per_label()
+            row.update({"kappa": evaluation.kappa, "kappa_low": evaluation.kappa_low,
+                        "kappa_high": evaluation.kappa_high, "thresholds": t.describe(),
+                        "regions": t.describe(short=True),
+                        "orientation": t.orientation, "intervals": len(t.intervals),
+                        "point_mass": ",".join(t.point_mass), "thresholds_from": source,
+                        "warning": evaluation.warning})
+            row.update({f"intervals_{lab}": cnt for lab, cnt in t.intervals_per_class().items()})
+            row.update({f"precision_{lab}": v["precision"] for lab, v in per_label.items()})
+            row.update({f"recall_{lab}": v["recall"] for lab, v in per_label.items()})
+            row.update({f"predicted_share_{lab}": v
+                        for lab, v in evaluation.predicted_share.items()})
+            kappa_rows.append(row)
+            confusion_rows.extend(_confusion_rows(base, evaluation))
+            predictions.append(pd.DataFrame({
+                "key": key, "slice": slice_name, "slice_value": value,
+                "generation_id": rows.generation_id.to_numpy(),
+                "score": rows.score.to_numpy(), "human": rows.human.to_numpy(),
+                "predicted": t.classify(rows.score.to_numpy(dtype=float))}))
+    kappa = pd.DataFrame(kappa_rows)
+    if "warning" not in kappa:
+        kappa["warning"] = pd.Series(dtype=object)
+    return AlignResult(kappa=kappa, confusion=pd.DataFrame(confusion_rows), fits=fits,
+                       thresholds=thresholds,
+                       predictions=pd.concat(predictions, ignore_index=True) if predictions
+                       else pd.DataFrame())
+
+
+# ---------------------------------------------------------------- noise (7.2)
+
+def noise_table(scores: pd.DataFrame, slices: Sequence[str] = ("all",),
+                weighting: str = "equal", bandwidth: str | float = "scott",
+                grid_size: int = DEFAULT_GRID_SIZE) -> pd.DataFrame:
+    """Real predictions vs each noise kind, per configuration and slice: binary KDE
+    classification, F1 (noise as the positive class), macro F1 and kappa."""
+    rows = []
+    noise = scores[scores.noise != "none"]
+    if noise.empty:
+        return pd.DataFrame(columns=["key", "noise", "slice", "slice_value", "f1", "kappa"])
+    for key, config_rows in scores.groupby("key", sort=True):
+        fields = _config_fields(config_rows)
+        real_all = config_rows[config_rows.noise == "none"]
+        for kind, noise_rows in config_rows[config_rows.noise != "none"].groupby("noise"):
+            for slice_name in slices:
+                # noise has no generating model: a model slice compares that model's output
+                # with all of the configuration's noise of the same language mix
+                if slice_name == "model":
+                    parts = [(v, r, noise_rows) for _, v, r in slice_frames(real_all, ["model"])]
+                else:
+                    real_parts = dict((v, r) for _, v, r in slice_frames(real_all, [slice_name]))
+                    noise_parts = dict((v, r) for _, v, r in slice_frames(noise_rows, [slice_name]))
+                    parts = [(v, real_parts[v], noise_parts[v]) for v in real_parts
+                             if v in noise_parts]
+                for value, real_rows, noise_part in parts:
+                    base = {"key": key, **fields, "noise": kind, "slice": slice_name,
+                            "slice_value": value, "n_real": len(real_rows),
+                            "n_noise": len(noise_part)}
+                    if real_rows.empty or noise_part.empty:
+                        continue
+                    result = noise_separation(real_rows.score.to_numpy(float),
+                                              noise_part.score.to_numpy(float), weighting,
+                                              bandwidth, grid_size)
+                    rows.append({**base, "f1": result.f1, "macro_f1": result.macro_f1,
+                                 "kappa": result.kappa,
+                                 "thresholds": result.thresholds.describe(),
+                                 "real_mean": float(real_rows.score.mean()),
+                                 "noise_mean": float(noise_part.score.mean())})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- context (Figure 11)
+
+def context_effect(kappa: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
+    """Change in kappa of each context variant against the same configuration without context
+    (same metric, scorer, layer and slice); Figure 11 plots `delta_kappa` per scoring model."""
+    if kappa.empty or "context" not in kappa:
+        return pd.DataFrame(columns=["metric", "scorer", "layer", "slice", "slice_value",
+                                     "context", "kappa", "kappa_baseline", "delta_kappa"])
+    ident = ["metric", "scorer", "layer", "slice", "slice_value"]
+    frame = kappa.assign(layer=kappa.layer.astype(object).where(kappa.layer.notna(), -1))
+    base = frame[frame.context == baseline][ident + ["kappa"]].rename(
+        columns={"kappa": "kappa_baseline"})
+    other = frame[frame.context != baseline][ident + ["context", "kappa"]]
+    merged = other.merge(base, on=ident, how="inner")
+    merged["delta_kappa"] = merged.kappa - merged.kappa_baseline
+    merged["layer"] = merged.layer.where(merged.layer != -1, None)
+    return merged.sort_values(ident + ["context"], ignore_index=True)
+
+
+# ---------------------------------------------------------------- model groups (Figures 9-10)
+
+def group_kappa(kappa: pd.DataFrame, families, value: str = "kappa") -> pd.DataFrame:
+    """Mean, sd and count of `value` (kappa, or e.g. precision_correct for Figure 10) per
+    metric, scoring-model group and slice; `families` from `families.load_model_families`."""
+    from metrics.align.families import model_group
+
+    if kappa.empty:
+        return pd.DataFrame(columns=["metric", "group", "slice", "slice_value", "mean", "sd", "n"])
+    frame = kappa.assign(group=[model_group(s, families, lang if sl == "language" else None)
+                                for s, sl, lang in zip(kappa.scorer, kappa.slice,
+                                                       kappa.slice_value)])
+    stats = (frame.groupby(["metric", "group", "slice", "slice_value"])[value]
+             .agg(mean="mean", sd="std", n="count").reset_index())
+    return stats
+
+
+# ---------------------------------------------------------------- judges (8.2)
+
+def align_judges(verdicts: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[str] = ("all",),
+                 bootstrap: int = 0, seed: int = 0,
+                 label_order: Sequence[str] = ACCURACY_LABELS) -> AlignResult:
+    """Judges' accuracy labels against the humans (no thresholds needed): weighted kappa with a
+    bootstrap interval, confusion matrices, and the share of unusable verdicts (status not ok,
+    Figures 15-16) per judge configuration and slice."""
+    label_of = labels.set_index("generation_id")["label"]
+    frame = verdicts.assign(human=verdicts.generation_id.map(label_of))
+    order = tuple(label_order)
+    kappa_rows, confusion_rows = [], []
+    for key, judge_rows in frame.groupby("key", sort=True):
+        first = judge_rows.iloc[0]
+        fields = {"judge": first.judge, "strategy": first.strategy,
+                  "prompt_language": first.prompt_language, "prompt_version": first.prompt_version}
+        for slice_name, value, rows in slice_frames(judge_rows, slices):
+            usable = rows[(rows.status == "ok") & rows.accuracy.notna() & rows.human.notna()]
+            base = {"key": key, **fields, "slice": slice_name, "slice_value": value}
+            status_share = rows.status.value_counts(normalize=True).to_dict()
+            row = {**base, "n_verdicts": len(rows), "n": len(usable),
+                   "failure_rate": 1.0 - status_share.get("ok", 0.0),
+                   "parse_error_rate": status_share.get("parse_error", 0.0),
+                   "empty_rate": status_share.get("empty", 0.0)}
+            if usable.empty:
+                kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
+                                   "kappa_high": math.nan,
+                                   "warning": "no usable verdict with a human label"})
+                continue
+            est, low, high = bootstrap_ci(list(usable.human), list(usable.accuracy),
+                                          n_resamples=bootstrap or 1, seed=seed, labels=order)
+            if not bootstrap:
+                low = high = math.nan
+            c = confusion(list(usable.human), list(usable.accuracy), order)
+            per_label = c.per_label()
+            row.update({"kappa": est, "kappa_low": low, "kappa_high": high, "warning": None})
+            row.update({f"precision_{lab}": v["precision"] for lab, v in per_label.items()})
+            row.update({f"recall_{lab}": v["recall"] for lab, v in per_label.items()})
+            kappa_rows.append(row)
+            confusion_rows.extend(_confusion_rows(base, _EvaluationLike(c)))
+    return AlignResult(kappa=pd.DataFrame(kappa_rows), confusion=pd.DataFrame(confusion_rows))
+
+
+@dataclass(frozen=True)
+class _EvaluationLike:
+    confusion: object
+
+
+def judge_code_table(verdicts: pd.DataFrame, labels: pd.DataFrame,
+                     codes: Sequence[str] | None = None, min_count: int = 10) -> pd.DataFrame:
+    """Per judge configuration and error code: precision, recall, F1, human support and number
+    of judge predictions (Figures 19-20), over items with an ok verdict and a human label.
+    `sparse` marks codes predicted, or labelled by humans, fewer than `min_count` times (the
+    study's asterisk)."""
+    if codes is None:
+        from taxonomy import default_taxonomy
+
+        codes = [c.id for c in default_taxonomy().labelable()]
+    human_codes = labels.set_index("generation_id")["codes"]
+    tables = []
+    for key, rows in verdicts[verdicts.status == "ok"].groupby("key", sort=True):
+        rows = rows[rows.generation_id.isin(human_codes.index)]
+        if rows.empty:
+            continue
+        table = code_precision_recall(list(rows.generation_id.map(human_codes)), list(rows.codes),
+                                      codes).reset_index()
+        first = rows.iloc[0]
+        table.insert(0, "key", key)
+        table.insert(1, "judge", first.judge)
+        table.insert(2, "strategy", first.strategy)
+        table["sparse"] = (table.support < min_count) | (table.predicted < min_count)
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+        columns=["key", "judge", "strategy", "code", "precision", "recall", "f1", "support",
+                 "predicted", "sparse"])
+
+
+# ---------------------------------------------------------------- annotators
+
+def annotator_agreement(annotations: pd.DataFrame, label_order: Sequence[str] = ACCURACY_LABELS
+                        ) -> tuple[pd.DataFrame, float]:
+    """Pairwise weighted kappa between annotators, and Krippendorff's ordinal alpha over all."""
+    by_rater = {name: dict(zip(rows.generation_id, rows.accuracy))
+                for name, rows in annotations.groupby("annotator", sort=True)}
+    pairs = pairwise_kappa(by_rater, label_order)
+    items = sorted(annotations.generation_id.unique())
+    table = [[by_rater[r].get(i) for i in items] for r in by_rater]
+    alpha = krippendorff_alpha(table, label_order, "ordinal") if table else math.nan
+    return pairs, alpha
+
+
+def kappa_with_ci(y_true, y_pred, bootstrap: int = 1000, seed: int = 0,
+                  label_order: Sequence[str] = ACCURACY_LABELS) -> dict:
+    """Convenience for other packages: {'kappa', 'low', 'high', 'n'} for two label lists."""
+    est, low, high = bootstrap_ci(y_true, y_pred, n_resamples=max(bootstrap, 1), seed=seed,
+                                  labels=label_order)
+    return {"kappa": est, "low": low if bootstrap else math.nan,
+            "high": high if bootstrap else math.nan, "n": len(y_true)}
+
+
+__all__ = ["AlignResult", "SLICES", "align_judges", "align_metrics", "annotator_agreement",
+           "context_effect", "group_kappa", "judge_code_table", "kappa_with_ci", "noise_table",
+           "slice_frames", "thresholds_key", "KDEFit", "kappa_from_counts"]

@@ -1,0 +1,249 @@
+"""Reading what the other stages stored into tidy pandas frames (the thin shell around the core).
+
+Three frames, one row per observation:
+
+- `load_scores`: one row per metric score (a generation's or a noise sample's), with its
+  configuration (metric, scorer model, layer, context), the noise kind ("none" for a real
+  prediction), the generation's model and the file's natural language.
+- `load_human_labels`: one human label per generation, chosen by a documented policy
+  (`LABEL_SOURCES`), with the error codes that came with it.
+- `load_judge_verdicts`: one row per judge verdict, with the judge configuration.
+
+Only portable SQLAlchemy selects: the same code reads SQLite and PostgreSQL.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Sequence
+
+import pandas as pd
+from sqlalchemy import select
+from sqlmodel import Session
+
+from db.engine import get_engine
+from db.models import (Annotation, AnnotationCode, Annotator, Generation, GoldLabel,
+                       GoldLabelCode, JudgeRun, JudgeVerdict, MetricRun, MetricScore, NoiseSample,
+                       SourceFile, Target)
+from taxonomy import ACCURACY_LABELS
+
+LABEL_SOURCES = ("auto", "gold", "expert", "majority", "annotator:NAME")
+LABEL_SOURCES_HELP = (
+    "which human label each generation gets: 'auto' (default) = the adjudicated gold label if "
+    "there is one, else the expert annotators' label (role 'expert'), else the majority of all "
+    "annotators; 'gold', 'expert' or 'majority' = only that source; 'annotator:NAME' = only that "
+    "annotator's labels. Ties in a majority go to the label of the earliest annotation.")
+
+CONFIG_COLUMNS = ("metric", "scorer", "layer", "context")
+
+SCORE_COLUMNS = ["run_id", "signature", "metric", "scorer", "layer", "context", "run_noise",
+                 "noise", "generation_id", "noise_sample_id", "target_id", "score", "precision",
+                 "recall", "model", "language", "programming_language"]
+
+
+def config_key(metric: str, scorer: str | None, layer, context: str) -> str:
+    """A readable, unique name for one metric configuration, e.g. 'bertscore[e5-small,L-,full]'.
+
+    >>> config_key("bleu", "", None, "none")
+    'bleu'
+    >>> config_key("bertscore", "intfloat/multilingual-e5-small", 8, "full")
+    'bertscore[intfloat/multilingual-e5-small,L8,full]'
+    """
+    parts = []
+    if scorer:
+        parts.append(str(scorer))
+    if layer is not None and not (isinstance(layer, float) and pd.isna(layer)):
+        parts.append(f"L{int(layer)}")
+    if context and context != "none" or parts:
+        parts.append(context or "none")
+    return f"{metric}[{','.join(parts)}]" if parts else str(metric)
+
+
+def _frame(session: Session, statement, columns: Sequence[str]) -> pd.DataFrame:
+    rows = session.execute(statement).all()
+    return pd.DataFrame([tuple(r) for r in rows], columns=list(columns))
+
+
+def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) -> pd.DataFrame:
+    """Every stored score with its configuration; scores with an error (no value) are left out.
+
+    Real predictions have noise "none" and a generation; noise controls have noise "uniform" or
+    "targeted" (the noise sample's kind) and no generation model. `key` names the configuration
+    (see `config_key`) so that real and noise scores of the same configuration share it.
+    """
+    metrics = list(metrics) if metrics else None
+    run_cols = [MetricRun.id, MetricRun.signature, MetricRun.metric, MetricRun.model,
+                MetricRun.layer, MetricRun.context, MetricRun.noise]
+    score_cols = [MetricScore.f, MetricScore.precision, MetricScore.recall]
+    real = (select(*run_cols, MetricScore.generation_id, Target.id, *score_cols, Generation.model,
+                   SourceFile.natural_language, SourceFile.programming_language)
+            .join(MetricScore, MetricScore.run_id == MetricRun.id)
+            .join(Generation, Generation.id == MetricScore.generation_id)
+            .join(Target, Target.id == Generation.target_id)
+            .join(SourceFile, SourceFile.id == Target.source_file_id)
+            .where(MetricScore.f.is_not(None)))
+    noise = (select(*run_cols, MetricScore.noise_sample_id, Target.id, *score_cols,
+                    NoiseSample.kind, SourceFile.natural_language,
+                    SourceFile.programming_language)
+             .join(MetricScore, MetricScore.run_id == MetricRun.id)
+             .join(NoiseSample, NoiseSample.id == MetricScore.noise_sample_id)
+             .join(Target, Target.id == NoiseSample.target_id)
+             .join(SourceFile, SourceFile.id == Target.source_file_id)
+             .where(MetricScore.f.is_not(None)))
+    if metrics:
+        real = real.where(MetricRun.metric.in_(metrics))
+        noise = noise.where(MetricRun.metric.in_(metrics))
+    base = ["run_id", "signature", "metric", "scorer", "layer", "context", "run_noise"]
+    tail = ["score", "precision", "recall"]
+    with Session(get_engine(url)) as session:
+        real_df = _frame(session, real, base + ["generation_id", "target_id"] + tail
+                         + ["model", "language", "programming_language"])
+        noise_df = _frame(session, noise, base + ["noise_sample_id", "target_id"] + tail
+                          + ["noise", "language", "programming_language"])
+    real_df["noise"] = "none"
+    real_df["noise_sample_id"] = pd.NA
+    noise_df["generation_id"] = pd.NA
+    noise_df["model"] = None
+    frame = pd.concat([real_df, noise_df], ignore_index=True)[SCORE_COLUMNS] if len(
+        noise_df) else real_df[SCORE_COLUMNS]
+    frame = frame.astype({"score": float})
+    frame["scorer"] = frame["scorer"].fillna("")
+    frame["key"] = [config_key(m, s, layer, c) for m, s, layer, c in
+                    zip(frame.metric, frame.scorer, frame.layer, frame.context)]
+    # a generation scored twice under one configuration (e.g. also inside a noise run): keep the
+    # score of the run without noise, then the earliest run
+    real_rows = frame.noise == "none"
+    ordered = frame[real_rows].assign(_noise_run=frame.run_noise != "none").sort_values(
+        ["_noise_run", "run_id"])
+    deduped = ordered.drop_duplicates(["key", "generation_id"]).drop(columns="_noise_run")
+    return pd.concat([deduped, frame[~real_rows]], ignore_index=True)
+
+
+def _majority(labels: list[str]) -> str:
+    """The most common label; ties go to the one that came first (the earliest annotation)."""
+    counts = Counter(labels)
+    best = max(counts.values())
+    return next(label for label in labels if counts[label] == best)
+
+
+def load_annotations(url: str | None = None) -> pd.DataFrame:
+    """Every finished human label: annotation_id, generation_id, annotator, role, accuracy,
+    codes (frozenset), created_at; ordered by annotation id (the order they were made)."""
+    with Session(get_engine(url)) as session:
+        frame = _frame(session, select(Annotation.id, Annotation.generation_id, Annotator.username,
+                                       Annotator.role, Annotation.accuracy, Annotation.created_at)
+                       .join(Annotator, Annotator.id == Annotation.annotator_id)
+                       .where(Annotation.status == "done", Annotation.accuracy.is_not(None))
+                       .order_by(Annotation.id),
+                       ["annotation_id", "generation_id", "annotator", "role", "accuracy",
+                        "created_at"])
+        codes = _frame(session, select(AnnotationCode.annotation_id, AnnotationCode.code),
+                       ["annotation_id", "code"])
+    by_annotation = codes.groupby("annotation_id")["code"].agg(frozenset).to_dict()
+    frame["codes"] = [by_annotation.get(i, frozenset()) for i in frame.annotation_id]
+    return frame
+
+
+def load_gold_labels(url: str | None = None) -> pd.DataFrame:
+    with Session(get_engine(url)) as session:
+        gold = _frame(session, select(GoldLabel.id, GoldLabel.generation_id, GoldLabel.accuracy),
+                      ["gold_id", "generation_id", "accuracy"])
+        codes = _frame(session, select(GoldLabelCode.gold_label_id, GoldLabelCode.code),
+                       ["gold_id", "code"])
+    by_gold = codes.groupby("gold_id")["code"].agg(frozenset).to_dict()
+    gold["codes"] = [by_gold.get(i, frozenset()) for i in gold.gold_id]
+    return gold
+
+
+def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame, source: str = "auto"
+                        ) -> pd.DataFrame:
+    """One label per generation by the `source` policy (see LABEL_SOURCES_HELP); pure.
+
+    Returns generation_id, label, codes (frozenset), source (where the label came from:
+    "gold", "expert", "majority" or "annotator:NAME"), n_annotators.
+    """
+    if source not in ("auto", "gold", "expert", "majority") and not source.startswith(
+            "annotator:"):
+        raise ValueError(f"unknown label source {source!r}; use one of {', '.join(LABEL_SOURCES)}")
+    rows: dict[int, dict] = {}
+    n_annotators = annotations.groupby("generation_id").size().to_dict()
+
+    def by_vote(frame: pd.DataFrame, name: str) -> None:
+        for generation_id, group in frame.groupby("generation_id", sort=False):
+            if generation_id in rows:
+                continue
+            label = _majority(list(group.accuracy))
+            first = group[group.accuracy == label].iloc[0]
+            rows[generation_id] = {"generation_id": generation_id, "label": label,
+                                   "codes": first.codes, "source": name}
+
+    if source in ("auto", "gold"):
+        for g in gold.itertuples():
+            rows[g.generation_id] = {"generation_id": g.generation_id, "label": g.accuracy,
+                                     "codes": g.codes, "source": "gold"}
+    if source in ("auto", "expert"):
+        by_vote(annotations[annotations.role == "expert"], "expert")
+    if source in ("auto", "majority"):
+        by_vote(annotations, "majority")
+    if source.startswith("annotator:"):
+        name = source.split(":", 1)[1]
+        mine = annotations[annotations.annotator == name]
+        if mine.empty:
+            known = ", ".join(sorted(annotations.annotator.unique())) or "none"
+            raise ValueError(f"annotator {name!r} has no finished labels (annotators with "
+                             f"labels: {known})")
+        by_vote(mine, source)
+    frame = pd.DataFrame(list(rows.values()),
+                         columns=["generation_id", "label", "codes", "source"])
+    frame["n_annotators"] = [n_annotators.get(g, 0) for g in frame.generation_id]
+    unknown = set(frame.label) - set(ACCURACY_LABELS)
+    if unknown:
+        raise ValueError(f"stored accuracy label(s) {sorted(unknown)} are not in {ACCURACY_LABELS}")
+    return frame.sort_values("generation_id", ignore_index=True)
+
+
+def load_human_labels(url: str | None = None, source: str = "auto") -> pd.DataFrame:
+    """`choose_human_labels` over what the database holds."""
+    return choose_human_labels(load_annotations(url), load_gold_labels(url), source)
+
+
+def load_generations(url: str | None = None) -> pd.DataFrame:
+    """generation_id, target_id, model, language, programming_language for every generation."""
+    with Session(get_engine(url)) as session:
+        return _frame(session, select(Generation.id, Generation.target_id, Generation.model,
+                                      SourceFile.natural_language,
+                                      SourceFile.programming_language)
+                      .join(Target, Target.id == Generation.target_id)
+                      .join(SourceFile, SourceFile.id == Target.source_file_id),
+                      ["generation_id", "target_id", "model", "language", "programming_language"])
+
+
+def _code_ids(codes) -> frozenset:
+    """Judge codes are stored as [{"code": ..., "confidence": ...}] (or plain strings)."""
+    out = set()
+    for item in codes or ():
+        code = item.get("code") if isinstance(item, dict) else item
+        if code:
+            out.add(str(code))
+    return frozenset(out)
+
+
+def load_judge_verdicts(url: str | None = None) -> pd.DataFrame:
+    """Every judge verdict with its judge configuration, the generation's model and language."""
+    with Session(get_engine(url)) as session:
+        frame = _frame(session, select(JudgeRun.id, JudgeRun.signature, JudgeRun.model,
+                                       JudgeRun.strategy, JudgeRun.prompt_language,
+                                       JudgeRun.prompt_version, JudgeVerdict.generation_id,
+                                       JudgeVerdict.status, JudgeVerdict.accuracy,
+                                       JudgeVerdict.codes, Generation.model,
+                                       SourceFile.natural_language)
+                       .join(JudgeVerdict, JudgeVerdict.run_id == JudgeRun.id)
+                       .join(Generation, Generation.id == JudgeVerdict.generation_id)
+                       .join(Target, Target.id == Generation.target_id)
+                       .join(SourceFile, SourceFile.id == Target.source_file_id),
+                       ["judge_run_id", "signature", "judge", "strategy", "prompt_language",
+                        "prompt_version", "generation_id", "status", "accuracy", "codes",
+                        "model", "language"])
+    frame["codes"] = [_code_ids(c) for c in frame.codes]
+    frame["key"] = [f"{j}[{s},{lang},{v}]" for j, s, lang, v in
+                    zip(frame.judge, frame.strategy, frame.prompt_language, frame.prompt_version)]
+    return frame

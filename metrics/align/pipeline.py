@@ -1,0 +1,171 @@
+"""One alignment run end to end: read the database, run every analysis, collect the results.
+
+`run_alignment(url, AlignOptions(...))` is what `python -m metrics.align` and the Streamlit
+analysis page call; `split_scores` implements `--fit-on/--apply-to`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metrics.align import analysis
+from metrics.align.kde import DEFAULT_GRID_SIZE, Thresholds
+
+
+@dataclass
+class AlignOptions:
+    metrics: Sequence[str] | None = None  # metric names to include; None = all
+    slices: Sequence[str] = ("all", "language", "model")
+    weighting: str = "equal"
+    bandwidth: str | float = "scott"
+    bootstrap: int = 1000
+    seed: int = 0
+    labels: str = "auto"  # see data.LABEL_SOURCES_HELP
+    families: Sequence[str] = ()  # extra model-family YAML files
+    fit_on: str | None = None  # see split_scores
+    apply_to: str | None = None
+    thresholds: dict[str, Thresholds] | None = None  # saved thresholds to apply instead of fitting
+    grid_size: int = DEFAULT_GRID_SIZE
+    judges: bool = True
+
+    def describe(self) -> dict:
+        out = asdict(self)
+        out["thresholds"] = None if self.thresholds is None else f"{len(self.thresholds)} saved"
+        out["metrics"] = list(self.metrics) if self.metrics else None
+        out["slices"] = list(self.slices)
+        out["families"] = list(self.families)
+        return out
+
+
+@dataclass
+class AlignReport:
+    """Every table of one run (DataFrames), the fits behind Figure 5, and the warnings."""
+    options: AlignOptions
+    scores: pd.DataFrame
+    labels: pd.DataFrame
+    metrics: analysis.AlignResult
+    noise: pd.DataFrame
+    context: pd.DataFrame
+    groups: pd.DataFrame
+    judges: analysis.AlignResult | None = None
+    judge_codes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    annotator_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    annotator_alpha: float = math.nan
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.notes + self.metrics.warnings
+
+
+def parse_split(spec: str) -> tuple[str, Any]:
+    """'language=en,nl' | 'model=NAME' | 'random:0.5' | 'rest' | 'all' -> (kind, value).
+
+    >>> parse_split("language=en,nl"), parse_split("random:0.3"), parse_split("rest")
+    (('language', ('en', 'nl')), ('random', 0.3), ('rest', None))
+    """
+    spec = spec.strip()
+    if spec in ("all", "rest"):
+        return spec, None
+    if spec.startswith("random:"):
+        try:
+            share = float(spec.split(":", 1)[1])
+        except ValueError:
+            share = -1.0
+        if not 0 < share < 1:
+            raise ValueError(f"split {spec!r}: random:SHARE needs 0 < SHARE < 1")
+        return "random", share
+    column, sep, values = spec.partition("=")
+    if not sep or column not in ("language", "model") or not values:
+        raise ValueError(f"split {spec!r}: use language=CODE[,CODE], model=NAME[,NAME], "
+                         f"random:SHARE, rest or all")
+    return column, tuple(v.strip() for v in values.split(","))
+
+
+def _mask(scores: pd.DataFrame, spec: str, seed: int) -> np.ndarray:
+    kind, value = parse_split(spec)
+    if kind == "all":
+        return np.ones(len(scores), dtype=bool)
+    if kind == "random":  # whole targets go to one side, so no comment is in both
+        targets = np.sort(scores.target_id.dropna().unique())
+        chosen = np.random.default_rng(seed).permutation(targets)[:int(round(value * len(targets)))]
+        return scores.target_id.isin(chosen).to_numpy()
+    if kind == "rest":
+        raise ValueError("'rest' is only valid for --apply-to")
+    return scores[kind].isin(value).to_numpy()
+
+
+def split_scores(scores: pd.DataFrame, fit_on: str, apply_to: str | None, seed: int = 0
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows to fit thresholds on and the rows to apply them to ("rest", the default, is
+    everything not fitted on). Noise rows follow their target like real ones."""
+    fit_mask = _mask(scores, fit_on, seed)
+    apply_mask = ~fit_mask if apply_to in (None, "rest") else _mask(scores, apply_to, seed)
+    fit, apply = scores[fit_mask], scores[apply_mask]
+    if fit.empty:
+        raise ValueError(f"--fit-on {fit_on!r} selects no scores")
+    if apply.empty:
+        raise ValueError(f"--apply-to {apply_to or 'rest'!r} selects no scores")
+    return fit, apply
+
+
+def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptions,
+                 verdicts: pd.DataFrame | None = None,
+                 annotations: pd.DataFrame | None = None) -> AlignReport:
+    """Everything except the database reads: pure over the frames (what the tests and the app's
+    analysis page call with frames they already hold)."""
+    from metrics.align.families import load_model_families
+
+    notes: list[str] = []
+    common = dict(weighting=options.weighting, bandwidth=options.bandwidth,
+                  grid_size=options.grid_size)
+    if options.fit_on:
+        fit_rows, apply_rows = split_scores(scores, options.fit_on, options.apply_to, options.seed)
+        fitted = analysis.align_metrics(fit_rows, labels, ["all"], keep_fits=False, **common)
+        result = analysis.align_metrics(apply_rows, labels, options.slices, bootstrap=options.bootstrap,
+                                        seed=options.seed, fitted=fitted.thresholds, **common)
+        result.thresholds = fitted.thresholds
+        notes.append(f"thresholds fitted on {options.fit_on!r} ({fitted.kappa.n.max() if len(fitted.kappa) else 0} "
+                     f"labelled items per configuration at most), applied to "
+                     f"{options.apply_to or 'rest'!r}")
+        scored = apply_rows
+    else:
+        result = analysis.align_metrics(scores, labels, options.slices, bootstrap=options.bootstrap,
+                                        seed=options.seed, fitted=options.thresholds, **common)
+        scored = scores
+    noise = analysis.noise_table(scored, options.slices, **common)
+    context = analysis.context_effect(result.kappa)
+    families = load_model_families(list(options.families) or None)
+    groups = analysis.group_kappa(result.kappa, families) if len(result.kappa) else pd.DataFrame()
+    report = AlignReport(options=options, scores=scores, labels=labels, metrics=result,
+                         noise=noise, context=context, groups=groups, notes=notes)
+    if verdicts is not None and len(verdicts):
+        report.judges = analysis.align_judges(verdicts, labels, options.slices,
+                                              bootstrap=options.bootstrap, seed=options.seed)
+        try:
+            report.judge_codes = analysis.judge_code_table(verdicts, labels)
+        except Exception as error:  # the taxonomy may be unavailable; accuracy still counts
+            notes.append(f"judge error codes skipped: {error}")
+    if annotations is not None and annotations.annotator.nunique() > 1:
+        report.annotator_pairs, report.annotator_alpha = analysis.annotator_agreement(annotations)
+    if labels.empty:
+        notes.append("no human labels found: nothing to align (label generations first, or "
+                     "check --labels)")
+    elif scores.empty:
+        notes.append("no metric scores found: run `python -m metrics.score` first")
+    return report
+
+
+def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
+    """Read scores, human labels, judge verdicts and annotations from `url` and align them."""
+    from metrics.align import data
+
+    scores = data.load_scores(url, options.metrics)
+    annotations = data.load_annotations(url)
+    labels = data.choose_human_labels(annotations, data.load_gold_labels(url), options.labels)
+    verdicts = data.load_judge_verdicts(url) if options.judges else None
+    return align_frames(scores, labels, options, verdicts, annotations)

@@ -1,0 +1,271 @@
+"""Writing an `AlignReport`: CSV and JSON of every number, the figures as PNG, one HTML page that
+links them, and the rich table for the terminal."""
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metrics.align import figures
+from metrics.align.kde import save_thresholds
+from metrics.align.pipeline import AlignReport
+
+MAX_KDE_FIGURES = 24  # Figure 5 for at most this many (configuration, slice) fits
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in (sorted(value) if isinstance(value, (set, frozenset))
+                                       else value)]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def _records(frame: pd.DataFrame | None) -> list[dict]:
+    if frame is None or frame.empty:
+        return []
+    return [_jsonable(r) for r in frame.to_dict("records")]
+
+
+def tables(report: AlignReport) -> dict[str, pd.DataFrame]:
+    """Every table of the report by file stem."""
+    out = {"kappa": report.metrics.kappa, "confusion": report.metrics.confusion,
+           "noise": report.noise, "context": report.context, "groups": report.groups,
+           "predictions": report.metrics.predictions}
+    if report.judges is not None:
+        out["judges"] = report.judges.kappa
+        out["judge_confusion"] = report.judges.confusion
+        out["judge_codes"] = report.judge_codes
+    if not report.annotator_pairs.empty:
+        out["annotators"] = report.annotator_pairs
+    return out
+
+
+def to_json(report: AlignReport) -> dict:
+    data = {"options": _jsonable(report.options.describe()), "warnings": report.warnings,
+            "annotator_alpha": _jsonable(report.annotator_alpha)}
+    for name, frame in tables(report).items():
+        if name != "predictions":
+            data[name] = _records(frame)
+    return data
+
+
+def _save(fig, path: Path) -> Path:
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def write_figures(report: AlignReport, folder: Path) -> dict[str, list[Path]]:
+    """PNG files by section; names say what they show."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict[str, list[Path]] = {}
+    result = report.metrics
+    if not report.scores.empty and not report.labels.empty:
+        out["Figure 2: scores coloured by human label"] = [_save(
+            figures.strip_plot(report.scores, report.labels), folder / "fig2_strip.png")]
+    if (report.scores.noise != "none").any():
+        out["Figure 3: real predictions vs noise"] = [_save(
+            figures.noise_plot(report.scores), folder / "fig3_noise.png")]
+    if result.fits:
+        real = report.scores[report.scores.noise == "none"]
+        label_of = report.labels.set_index("generation_id")["label"]
+        paths = []
+        for i, ((key, slice_name, value), fit) in enumerate(sorted(result.fits.items())):
+            if slice_name != "all" or i >= MAX_KDE_FIGURES:
+                continue
+            rows = real[real.key == key]
+            rows = rows[rows.generation_id.isin(label_of.index)]
+            paths.append(_save(figures.kde_classifier_plot(
+                fit, rows.score.to_numpy(float), list(rows.generation_id.map(label_of)),
+                title=f"{key}: {fit.thresholds.describe()}"), folder / f"fig5_kde_{_slug(key)}.png"))
+        out["Figure 5: KDE classifier per configuration"] = paths
+    if not result.confusion.empty:
+        paths = []
+        for (key, slice_name), rows in result.confusion.groupby(["key", "slice"]):
+            if slice_name == "model":
+                continue
+            paths.append(_save(figures.confusion_plot(rows, f"{key} by {slice_name}"),
+                               folder / f"fig7_confusion_{_slug(key)}_{slice_name}.png"))
+        out["Figures 7-8: confusion matrices (top: recall, bottom: precision)"] = paths
+    if not result.kappa.empty:
+        paths = []
+        for slice_name, rows in result.kappa.groupby("slice"):
+            paths.append(_save(figures.kappa_plot(rows, title=f"kappa by {slice_name}"),
+                               folder / f"fig6_kappa_{slice_name}.png"))
+        out["Figure 6: kappa per slice"] = paths
+    if not report.groups.empty:
+        out["Figures 9-10: kappa by scoring-model group"] = [_save(
+            figures.group_plot(report.groups[report.groups.slice != "model"]),
+            folder / "fig9_groups.png")]
+    if not report.context.empty:
+        out["Figure 11: change in kappa against no context"] = [_save(
+            figures.context_plot(report.context[report.context.slice == "all"]
+                                 if (report.context.slice == "all").any() else report.context),
+            folder / "fig11_context.png")]
+    if report.judges is not None and not report.judges.kappa.empty:
+        paths = [_save(figures.kappa_plot(report.judges.kappa[report.judges.kappa.slice != "model"],
+                                          title="judges: kappa"), folder / "fig17_judges.png")]
+        conf = report.judges.confusion
+        if not conf.empty:
+            for key, rows in conf[conf.slice != "model"].groupby("key"):
+                paths.append(_save(figures.confusion_plot(rows, key),
+                                   folder / f"fig18_judge_confusion_{_slug(key)}.png"))
+        if not report.judge_codes.empty:
+            paths.append(_save(figures.code_plot(report.judge_codes), folder / "fig19_codes.png"))
+        out["Figures 17-19: LLM judges"] = paths
+    return out
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:80]
+
+
+def write_report(report: AlignReport, out_dir: str | Path, with_figures: bool = True
+                 ) -> dict[str, Path]:
+    """Write everything under `out_dir`; returns the main paths (report.html, results.json...)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name, frame in tables(report).items():
+        if frame is None:
+            continue
+        path = out / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        written[name] = path
+    results = out / "results.json"
+    results.write_text(json.dumps(to_json(report), indent=1, ensure_ascii=False), encoding="utf-8")
+    written["results"] = results
+    if report.metrics.thresholds:
+        written["thresholds"] = save_thresholds(out / "thresholds.json", report.metrics.thresholds)
+    figure_paths = write_figures(report, out / "figures") if with_figures else {}
+    written["html"] = write_html(report, out / "report.html", figure_paths, written)
+    return written
+
+
+def _table_html(frame: pd.DataFrame, columns: list[str] | None = None, limit: int = 200) -> str:
+    if frame is None or frame.empty:
+        return "<p><em>none</em></p>"
+    shown = frame[[c for c in (columns or frame.columns) if c in frame.columns]].head(limit)
+    return shown.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep="–",
+                         classes="t", border=0)
+
+
+KAPPA_COLUMNS = ["key", "slice", "slice_value", "n", "n_incorrect", "n_partial", "n_correct",
+                 "kappa", "kappa_low", "kappa_high", "thresholds", "intervals_incorrect",
+                 "intervals_partial", "intervals_correct", "orientation", "point_mass", "warning"]
+
+
+def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Path]],
+               written: dict[str, Path]) -> Path:
+    options = report.options
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>metrics.align report</title>",
+             "<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
+             "table.t{border-collapse:collapse;font-size:12px}table.t td,table.t th{border-bottom:"
+             "1px solid #ddd;padding:2px 6px}img{max-width:100%;border:1px solid #eee}"
+             ".warn{color:#a40}</style></head><body>",
+             "<h1>Agreement of metrics and judges with the humans</h1>",
+             f"<p>labels: <code>{html.escape(options.labels)}</code> · weighting: "
+             f"<code>{options.weighting}</code> · bandwidth: <code>{options.bandwidth}</code> · "
+             f"bootstrap: {options.bootstrap} · slices: {', '.join(options.slices)} · "
+             f"{len(report.labels)} labelled generations</p>"]
+    if report.warnings:
+        parts.append("<h2>Warnings</h2><ul>" + "".join(
+            f"<li class='warn'>{html.escape(w)}</li>" for w in report.warnings) + "</ul>")
+    parts.append("<h2>Data files</h2><ul>" + "".join(
+        f"<li><a href='{p.name}'>{p.name}</a></li>" for p in written.values()) + "</ul>")
+    parts.append("<h2>Metrics: quadratic weighted kappa of the KDE classifier</h2>")
+    parts.append(_table_html(report.metrics.kappa, KAPPA_COLUMNS))
+    parts.append("<h2>Noise separation (F1 of the noise class, kappa)</h2>")
+    parts.append(_table_html(report.noise, ["key", "noise", "slice", "slice_value", "n_real",
+                                            "n_noise", "f1", "macro_f1", "kappa", "thresholds"]))
+    parts.append("<h2>Context: change in kappa against no context</h2>")
+    parts.append(_table_html(report.context))
+    parts.append("<h2>Scoring-model groups</h2>")
+    parts.append(_table_html(report.groups))
+    if report.judges is not None:
+        parts.append("<h2>LLM judges</h2>")
+        parts.append(_table_html(report.judges.kappa, [
+            "key", "slice", "slice_value", "n_verdicts", "n", "failure_rate", "kappa",
+            "kappa_low", "kappa_high", "precision_correct", "recall_partial"]))
+        parts.append("<h3>Per error code</h3>")
+        parts.append(_table_html(report.judge_codes))
+    if not report.annotator_pairs.empty:
+        parts.append(f"<h2>Annotators</h2><p>Krippendorff's alpha (ordinal): "
+                     f"{report.annotator_alpha:.3f}</p>")
+        parts.append(_table_html(report.annotator_pairs))
+    for title, paths in figure_paths.items():
+        parts.append(f"<h2>{html.escape(title)}</h2>")
+        for p in paths:
+            rel = p.relative_to(path.parent).as_posix()
+            parts.append(f"<p><a href='{rel}'><img src='{rel}' alt='{html.escape(p.stem)}'></a></p>")
+    parts.append("</body></html>")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def print_table(report: AlignReport, console=None) -> None:
+    """The terminal view: kappa per configuration and slice, noise, judges, warnings."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console()
+    kappa = report.metrics.kappa
+    if kappa.empty:
+        console.print("[yellow]no metric configuration could be aligned[/yellow]")
+    else:
+        table = Table(title="metrics vs humans: quadratic weighted kappa (KDE classifier, "
+                            f"{report.options.weighting} weighting)", title_justify="left")
+        for column in ("configuration", "slice", "n", "kappa", "95% CI", "regions", "note"):
+            table.add_column(column, overflow="fold", no_wrap=column in ("n", "kappa", "95% CI"))
+        for r in kappa.itertuples():
+            ci = (f"{_fmt(r.kappa_low, 2)}–{_fmt(r.kappa_high, 2)}"
+                  if not pd.isna(getattr(r, "kappa_low", math.nan)) else "–")
+            note = "⚠ see warnings" if isinstance(r.warning, str) and r.warning else ""
+            regions = getattr(r, "regions", "")
+            table.add_row(escape(r.key), r.slice_value if r.slice != "all" else "all", str(r.n),
+                          _fmt(r.kappa), ci, regions if isinstance(regions, str) else "", note)
+        console.print(table)
+    if not report.noise.empty:
+        table = Table(title="noise separation (binary KDE): F1 of the noise class",
+                      title_justify="left")
+        for column in ("configuration", "noise", "slice", "n real/noise", "F1", "kappa"):
+            table.add_column(column)
+        for r in report.noise.itertuples():
+            table.add_row(escape(r.key), r.noise, f"{r.slice}={r.slice_value}",
+                          f"{r.n_real}/{r.n_noise}",
+                          _fmt(r.f1), _fmt(r.kappa))
+        console.print(table)
+    if report.judges is not None and not report.judges.kappa.empty:
+        table = Table(title="LLM judges vs humans", title_justify="left")
+        for column in ("judge", "slice", "n", "failures", "kappa", "95% CI"):
+            table.add_column(column)
+        for r in report.judges.kappa.itertuples():
+            table.add_row(escape(r.key), f"{r.slice}={r.slice_value}", str(r.n),
+                          _fmt(r.failure_rate, 2),
+                          _fmt(r.kappa), f"{_fmt(r.kappa_low, 2)}–{_fmt(r.kappa_high, 2)}")
+        console.print(table)
+    if not math.isnan(report.annotator_alpha):
+        console.print(f"annotators: Krippendorff's alpha (ordinal) = {report.annotator_alpha:.3f}")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
