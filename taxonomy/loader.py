@@ -134,6 +134,13 @@ def _build(doc: Any, fname: str, source: str) -> Taxonomy:
     return Taxonomy(version.strip(), codes, clusters, accuracy, source=source)
 
 
+def _canonical(code_id: str) -> str | None:
+    try:
+        return normalise_code(code_id)
+    except TaxonomyError:
+        return None
+
+
 def _check_keys(entry: dict, allowed: set, where: str, fail, required=("id",)) -> None:
     for key in entry:
         if key not in allowed:
@@ -201,8 +208,10 @@ def _build_codes(entries: Any, fail) -> dict[str, Code]:
         if not isinstance(cid, str) or not cid.strip():
             raise fail(where, "id: missing or not a string")
         where = f"code {cid}"
-        if normalise_code(cid) != cid:
-            raise fail(where, f"id: not in canonical form (write {normalise_code(cid)!r})")
+        canonical = _canonical(cid)
+        if canonical != cid:
+            raise fail(where, f"id: not in canonical form (write {canonical!r})" if canonical
+                       else "id: not a code id (letters and digits joined by '-')")
         if cid in raw:
             raise fail(where, f"id: duplicated (entries {list(raw).index(cid)} and {i})")
         _check_keys(entry, _CODE_KEYS, where, fail, required=("id", "level"))
@@ -341,7 +350,7 @@ def _build_variants(doc: Any, fname: str, taxonomy: Taxonomy) -> dict[str, Varia
                     required=("description", "map"))
         mapping = {}
         for source, target in spec["map"].items():
-            if not isinstance(source, str) or normalise_code(source) != source:
+            if not isinstance(source, str) or _canonical(source) != source:
                 raise fail(where, f"map.{source}: variant code not in canonical form")
             code = taxonomy.codes.get(target) if isinstance(target, str) else None
             if code is None or not code.labelable:

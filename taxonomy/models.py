@@ -64,9 +64,8 @@ def _fold(text: str) -> str:
 
 
 _ACCURACY_ALIASES = {
-    "incorrect": ("incorrect", "wrong", "✗", "✘", "×", "x", "✕"),
-    "partial": ("partial", "partially correct", "partly correct", "partially", "~", "∼", "≈",
-                "\u223c"),
+    "incorrect": ("incorrect", "wrong", "✗", "✘", "×", "✕"),
+    "partial": ("partial", "partially correct", "partly correct", "partially", "~", "∼", "≈"),
     "correct": ("correct", "✓", "✔", "√"),
 }
 
