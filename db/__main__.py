@@ -72,8 +72,8 @@ def _cmd_demo(args) -> int:
         print(f"{_shown(url)} already holds generations; demo not loaded (use --force to merge "
               f"it in anyway)")
         return 0
-    print(f"demo dataset loaded into {_shown(url)} (DEMO DATA; demo users anna, bas, lead, "
-          f"expert; password 'demo'):")
+    print(f"demo dataset loaded into {_shown(url)} (DEMO DATA; demo users anna, bas, lead; "
+          f"password 'demo'):")
     print("  " + ", ".join(f"{k} {n}" for k, n in counts.items() if n))
     return 0
 
