@@ -25,6 +25,24 @@ def colour(label: str, i: int = 0) -> str:
     return LABEL_COLOURS.get(str(label), _FALLBACK[i % len(_FALLBACK)])
 
 
+def short_key(key: str) -> str:
+    """A configuration name fit for an axis: model ids without their organisation, the
+    bracketed part on its own line ('bertscore\n[multilingual-e5-small,L8,full]')."""
+    name, sep, rest = str(key).partition("[")
+    if not sep:
+        return name
+    parts = [p.rsplit("/", 1)[-1] for p in rest.rstrip("]").split(",")]
+    return f"{name}\n[{','.join(parts)}]"
+
+
+def _figure(size, left=0.1, right=0.97, bottom=0.12, top=0.9, wspace=0.2, hspace=0.2) -> Figure:
+    """A figure with fixed margins (constrained layout costs an extra draw per save)."""
+    fig = Figure(figsize=size)
+    fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top, wspace=wspace,
+                        hspace=hspace)
+    return fig
+
+
 def _empty(message: str) -> Figure:
     fig = Figure(figsize=(6, 2))
     ax = fig.add_subplot()
@@ -48,14 +66,15 @@ def strip_plot(scores: pd.DataFrame, labels: pd.DataFrame, keys: Sequence[str] |
     if real.empty or not keys:
         return _empty("no labelled scores")
     rng = np.random.default_rng(seed)
-    fig = Figure(figsize=(max(4, 1.1 * len(keys) + 2), 4.5), layout="constrained")
+    fig = _figure((max(4, 1.1 * len(keys) + 2), 4.5), bottom=0.3, top=0.88)
     ax = fig.add_subplot()
     for i, key in enumerate(keys):
         rows = real[real.key == key]
         y = _normalise(rows.score.to_numpy(float))
         x = i + rng.uniform(-0.3, 0.3, len(rows))
         ax.scatter(x, y, s=6, c=[colour(lab) for lab in rows.label], alpha=0.6, linewidths=0)
-    ax.set_xticks(range(len(keys)), keys, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(range(len(keys)), [short_key(k) for k in keys], rotation=30, ha="right",
+                  fontsize=7)
     ax.set_ylabel("normalised score")
     for label in ACCURACY_LABELS:
         ax.scatter([], [], c=colour(label), label=label)
@@ -70,7 +89,7 @@ def noise_plot(scores: pd.DataFrame, keys: Sequence[str] | None = None) -> Figur
     if not keys:
         return _empty("no noise scores")
     kinds = [k for k in ("none", "uniform", "targeted") if k in set(with_noise.noise)]
-    fig = Figure(figsize=(max(4, 1.3 * len(keys) + 2), 4.5), layout="constrained")
+    fig = _figure((max(4, 1.3 * len(keys) + 2), 4.5), bottom=0.3)
     ax = fig.add_subplot()
     width = 0.8 / len(kinds)
     for j, kind in enumerate(kinds):
@@ -86,7 +105,8 @@ def noise_plot(scores: pd.DataFrame, keys: Sequence[str] | None = None) -> Figur
             body.set_facecolor(NOISE_COLOURS[kind])
             body.set_alpha(0.6)
         ax.scatter([], [], c=NOISE_COLOURS[kind], label="real" if kind == "none" else kind)
-    ax.set_xticks(range(len(keys)), keys, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(range(len(keys)), [short_key(k) for k in keys], rotation=30, ha="right",
+                  fontsize=7)
     ax.set_ylabel("score")
     ax.legend(fontsize=8, frameon=False)
     return fig
@@ -99,7 +119,7 @@ def kde_classifier_plot(fit: KDEFit, scores: Sequence[float], human: Sequence[st
     t = fit.thresholds
     scores = np.asarray(scores, dtype=float)
     human = list(human)
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    fig = _figure((7, 4.5), top=0.92, wspace=0.05)
     left, right = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1]})
     lo, hi = fit.grid[0], fit.grid[-1]
     labels = [str(x) for x in t.labels]
@@ -133,7 +153,8 @@ def confusion_plot(confusion: pd.DataFrame, title: str = "") -> Figure:
     values = list(dict.fromkeys(confusion.slice_value))
     labels = list(dict.fromkeys(confusion.human))
     k = len(labels)
-    fig = Figure(figsize=(2.4 * len(values) + 0.8, 5), layout="constrained")
+    fig = _figure((2.4 * len(values) + 0.8, 5), left=0.8 / (2.4 * len(values) + 0.8) + 0.02,
+                  top=0.88, wspace=0.35, hspace=0.35)
     axes = np.atleast_2d(fig.subplots(2, len(values), squeeze=False))
     for j, value in enumerate(values):
         rows = confusion[confusion.slice_value == value]
@@ -170,7 +191,7 @@ def kappa_plot(kappa: pd.DataFrame, series: str = "key", x: str = "slice_value",
         return _empty(f"no {value} to plot")
     xs = list(dict.fromkeys(rows[x]))
     names = list(dict.fromkeys(rows[series]))
-    fig = Figure(figsize=(max(5, 0.9 * len(xs) + 3), 4), layout="constrained")
+    fig = _figure((max(5, 0.9 * len(xs) + 3) + 2.5, 4), right=0.62, bottom=0.15)
     ax = fig.add_subplot()
     width = 0.8 / max(len(names), 1)
     for j, name in enumerate(names):
@@ -181,7 +202,8 @@ def kappa_plot(kappa: pd.DataFrame, series: str = "key", x: str = "slice_value",
         if value == "kappa" and "kappa_low" in part and part.kappa_low.notna().any():
             err = np.vstack([y - part.kappa_low.to_numpy(float), part.kappa_high.to_numpy(float) - y])
             err = np.where(np.isnan(err), 0, err)
-        ax.errorbar(pos, y, yerr=err, fmt="o", ms=4, capsize=2, label=str(name),
+        ax.errorbar(pos, y, yerr=err, fmt="o", ms=4, capsize=2,
+                    label=short_key(name).replace("\n", " "),
                     color=_FALLBACK[j % len(_FALLBACK)] if len(names) <= 5 else None)
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.set_xticks(range(len(xs)), xs, fontsize=8)
@@ -199,7 +221,7 @@ def group_plot(groups: pd.DataFrame, title: str = "") -> Figure:
         return _empty("no model groups")
     xs = list(dict.fromkeys(groups.slice_value))
     names = sorted(groups.group.unique())
-    fig = Figure(figsize=(max(5, 0.9 * len(xs) + 3), 4), layout="constrained")
+    fig = _figure((max(5, 0.9 * len(xs) + 3), 4), bottom=0.15)
     ax = fig.add_subplot()
     width = 0.8 / len(names)
     for j, name in enumerate(names):
@@ -220,7 +242,7 @@ def context_plot(context: pd.DataFrame, title: str = "") -> Figure:
     if context.empty:
         return _empty("no context variants to compare")
     variants = list(dict.fromkeys(context.context))
-    fig = Figure(figsize=(max(5, 1.5 * len(variants) + 3), 4), layout="constrained")
+    fig = _figure((max(5, 1.5 * len(variants) + 3) + 2.5, 4), right=0.62)
     ax = fig.add_subplot()
     context = context.assign(series=[f"{m}[{s}]" if s else m
                                      for m, s in zip(context.metric, context.scorer)])
@@ -230,11 +252,12 @@ def context_plot(context: pd.DataFrame, title: str = "") -> Figure:
         part = context[context.series == name]
         pos = np.array([variants.index(v) for v in part.context], float)
         ax.scatter(pos + rng.uniform(-0.15, 0.15, len(pos)), part.delta_kappa, s=14,
-                   label=name)
+                   label=short_key(name).replace("\n", " "))
     means = context.groupby("context").delta_kappa.mean().reindex(variants)
     ax.scatter(range(len(variants)), means, marker="_", s=600, color="black", label="mean")
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.set_xticks(range(len(variants)), variants)
+    ax.set_xlim(-0.5, len(variants) - 0.5)
     ax.set_ylabel("Δ kappa vs no context")
     ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1, 0.5))
     if title:
@@ -249,7 +272,7 @@ def code_plot(codes: pd.DataFrame, title: str = "") -> Figure:
     mean = codes.groupby("code")[["precision", "recall"]].mean()
     sparse = codes.groupby("code").sparse.all()
     names = [f"{c}*" if sparse[c] else c for c in mean.index]
-    fig = Figure(figsize=(6, max(3, 0.25 * len(mean) + 1)), layout="constrained")
+    fig = _figure((6, max(3, 0.25 * len(mean) + 1)), left=0.18)
     axes = fig.subplots(1, 2, sharey=True)
     for ax, column in zip(axes, ("precision", "recall")):
         ax.barh(range(len(mean)), np.nan_to_num(mean[column].to_numpy(float)))

@@ -63,7 +63,7 @@ def to_json(report: AlignReport) -> dict:
 
 
 def _save(fig, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     return path
 
 

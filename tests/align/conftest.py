@@ -109,10 +109,12 @@ def fill_align_db(url: str, seed: int = 0) -> dict:
     return {"truth": truth, "codes": leaf_codes}
 
 
-@pytest.fixture
-def align_db(tmp_path):
-    url = f"sqlite:///{tmp_path / 'align.db'}"
+@pytest.fixture(scope="module")
+def align_db(tmp_path_factory):
+    """Filled once per test module; the tests only read it."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('align') / 'align.db'}"
     info = fill_align_db(url)
     info["url"] = url
     yield info
+    get_engine(url).dispose()
     get_engine.cache_clear()

@@ -1,0 +1,86 @@
+"""`python -m metrics.align` on a small database filled in the test."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from metrics.align.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cli_writes_every_output(align_db, tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main(["--db", align_db["url"], "--out", str(out), "--bootstrap", "50"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "quadratic weighted kappa" in printed and "goodmetric" in printed
+    assert "warning" in printed and "bleu" in printed  # the all-zero metric is flagged
+    for name in ("kappa.csv", "confusion.csv", "noise.csv", "context.csv", "groups.csv",
+                 "judges.csv", "judge_codes.csv", "annotators.csv", "predictions.csv",
+                 "results.json", "thresholds.json", "report.html"):
+        assert (out / name).is_file(), name
+    figures = {p.name.split("_")[0] for p in (out / "figures").glob("*.png")}
+    assert {"fig2", "fig3", "fig5", "fig6", "fig7", "fig9", "fig11", "fig17", "fig18",
+            "fig19"} <= figures
+    html = (out / "report.html").read_text()
+    assert "figures/fig5_kde_bleu.png" in html and "kappa.csv" in html
+    results = json.loads((out / "results.json").read_text())
+    assert {r["key"] for r in results["kappa"]} >= {"bleu", "flatmetric"}
+    kappa = pd.read_csv(out / "kappa.csv")
+    assert set(kappa.slice) == {"all", "language", "model"}
+
+
+def test_cli_json_csv_and_apply_saved_thresholds(align_db, tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["--db", align_db["url"], "--out", str(out), "--format", "json",
+                 "--no-figures", "--bootstrap", "0", "--slice", "all"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["options"]["slices"] == ["all"] and len(data["kappa"]) == 4
+    assert main(["--db", align_db["url"], "--out", str(tmp_path / "b"), "--format", "csv",
+                 "--no-figures", "--bootstrap", "0", "--slice", "all",
+                 "--thresholds", str(out / "thresholds.json")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("key,") and "saved" in printed
+
+
+def test_cli_fit_on_apply_to(align_db, tmp_path, capsys):
+    assert main(["--db", align_db["url"], "--out", str(tmp_path), "--format", "csv",
+                 "--no-figures", "--bootstrap", "0", "--fit-on", "model=model-a",
+                 "--apply-to", "model=model-b", "--slice", "model"]) == 0
+    kappa = pd.read_csv(tmp_path / "kappa.csv")
+    assert set(kappa.slice_value) == {"model-b"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--bandwidth", "wide"], "bandwidth must be"),
+    (["--labels", "annotator:nobody"], "annotator 'nobody' has no finished labels"),
+    (["--fit-on", "colour=red"], "split 'colour=red'"),
+    (["--apply-to", "language=en"], "--apply-to needs --fit-on"),
+])
+def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, message):
+    assert main(["--db", align_db["url"], "--out", str(tmp_path), "--no-figures"] + argv) == 2
+    assert message in " ".join(capsys.readouterr().out.split())
+
+
+def test_cli_on_an_empty_database_says_what_is_missing(db_url, tmp_path, capsys):
+    assert main(["--db", db_url, "--out", str(tmp_path), "--no-figures"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "no human labels found" in printed
+
+
+def test_help_is_fast_and_imports_no_torch():
+    probe = ("import sys, time; t = time.perf_counter(); import metrics.align.__main__ as m; "
+             "m.build_parser().format_help(); "
+             "print(time.perf_counter() - t, 'torch' in sys.modules, "
+             "'matplotlib' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                            text=True, check=True)
+    seconds, torch_loaded, mpl_loaded = result.stdout.split()
+    assert torch_loaded == "False" and mpl_loaded == "False"
+    assert float(seconds) < 5
