@@ -14,8 +14,9 @@ language x strategy x prompt version x order policy):
 - the accuracy label per prompt position, to see a position effect under shuffle/rotate.
 
 The human label of a generation is its adjudicated gold label if there is one, else the label of
-an annotator with role "expert" (the lowest annotator id if several). Statistics come from
-`metrics.align.agreement`; nothing is re-implemented here.
+the annotators with role "expert" (`--labels` picks another of metrics.align's policies). Human
+labels come from `metrics.align.data`, statistics from `metrics.align.agreement`; nothing is
+re-implemented here.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from sqlmodel import Session, select
 from db import models
 from db.engine import add_database_argument, session_scope
 from metrics.align.agreement import bootstrap_ci, code_precision_recall, confusion, weighted_kappa
+from metrics.align.data import LABEL_SOURCES, load_human_labels
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 FAILURE_STATUSES = ("parse_error", "truncated", "refused")
@@ -45,31 +47,24 @@ RUN_COLUMNS = ["run_id", "model", "strategy", "language", "prompt_language", "pr
 class HumanLabel:
     accuracy: str | None
     codes: frozenset[str]
-    source: str  # "gold" | "expert"
+    source: str  # "gold" | "expert" | ... (metrics.align.data's label sources)
 
 
 # ---------------------------------------------------------------- loading
 
 
-def human_labels(session: Session) -> dict[int, HumanLabel]:
-    """generation id -> its gold label, else its expert annotation."""
-    labels: dict[int, HumanLabel] = {}
-    rows = session.exec(
-        select(models.Annotation, models.Annotator)
-        .join(models.Annotator, models.Annotation.annotator_id == models.Annotator.id)
-        .where(models.Annotator.role == "expert", models.Annotation.status == "done")
-        .order_by(models.Annotation.generation_id, models.Annotator.id)).all()
-    for annotation, _ in rows:
-        if annotation.generation_id in labels:
-            continue
-        codes = session.exec(select(models.AnnotationCode.code)
-                             .where(models.AnnotationCode.annotation_id == annotation.id)).all()
-        labels[annotation.generation_id] = HumanLabel(annotation.accuracy, frozenset(codes), "expert")
-    for gold in session.exec(select(models.GoldLabel)).all():
-        codes = session.exec(select(models.GoldLabelCode.code)
-                             .where(models.GoldLabelCode.gold_label_id == gold.id)).all()
-        labels[gold.generation_id] = HumanLabel(gold.accuracy, frozenset(codes), "gold")
-    return labels
+DEFAULT_LABELS = "gold-else-expert"
+
+
+def human_labels(db_url: str | None, source: str = DEFAULT_LABELS) -> dict[int, HumanLabel]:
+    """generation id -> its human label, chosen by metrics.align's policy. The default is the
+    study's comparison: the adjudicated gold label, else the expert annotators' label (their
+    majority if several); never the other annotators'."""
+    frame = load_human_labels(db_url, "auto" if source == DEFAULT_LABELS else source)
+    if source == DEFAULT_LABELS:
+        frame = frame[frame["source"].isin(("gold", "expert"))]
+    return {int(row.generation_id): HumanLabel(row.label, frozenset(row.codes), row.source)
+            for row in frame.itertuples()}
 
 
 def _run_info(session: Session) -> dict[int, dict]:
@@ -182,12 +177,13 @@ def position_effect(verdicts: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- the shell
 
 
-def build_report(db_url: str | None, n_resamples: int = 1000) -> dict:
+def build_report(db_url: str | None, n_resamples: int = 1000,
+                 labels: str = DEFAULT_LABELS) -> dict:
     tax = default_taxonomy()
     with session_scope(db_url) as session:
         responses = load_response_rows(session)
         verdicts = load_verdict_rows(session)
-        humans = human_labels(session)
+    humans = human_labels(db_url, labels)
     kappa, matrices = accuracy_agreement(verdicts, humans, n_resamples)
     codes = [c.id for c in tax.labelable()]
     return {
@@ -237,11 +233,18 @@ def main(argv: list[str] | None = None) -> int:
     add_database_argument(parser)
     parser.add_argument("--out", type=Path, help="also write CSV/JSON tables into this folder")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (kappa CI)")
+    parser.add_argument("--labels", default=DEFAULT_LABELS,
+                        metavar="SOURCE", help="human labels to compare with: gold-else-expert "
+                        "(default), or a metrics.align source: " + ", ".join(LABEL_SOURCES))
     args = parser.parse_args(argv)
     from rich.console import Console
 
     console = Console(width=200)
-    report = build_report(args.db, args.bootstrap)
+    try:
+        report = build_report(args.db, args.bootstrap, args.labels)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     rates = report["failure_rates"]
     if rates.empty:
         console.print("no judge responses in this database; run `python -m judges.run` first")

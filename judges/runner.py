@@ -24,7 +24,7 @@ from db import models
 from db.engine import session_scope
 from judges.client import ChatResult, JudgeClient, SamplingParams
 from judges.order import presentation_order
-from judges.parse import (API_ERROR, OK, ParsedResponse, PredictionVerdict, merge_cluster_verdicts,
+from judges.parse import (API_ERROR, ParsedResponse, PredictionVerdict, merge_cluster_verdicts,
                           parse_response)
 from judges.pricing import cost_usd
 from judges.prompts import (JudgeInput, Prediction, accuracy_names, build_messages,

@@ -15,7 +15,7 @@ from judges.prompts import offered_codes
 from judges.runner import RunConfig, run_judge
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
-MAX_TOKENS = 48
+MAX_TOKENS = 24
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,9 @@ def smollm_backend():
 
 def test_local_backend_end_to_end(smollm_backend, judge_db, tax, tmp_path):
     client = JudgeClient(smollm_backend, ResponseCache(tmp_path / "cache.sqlite3"))
-    config = RunConfig(model=MODEL, strategy="standard", lang="en", prompt_lang="en",
+    # rubric in English: the shortest single-request prompt (~3,900 tokens), since a CPU shared
+    # by the whole team prefills it slowly
+    config = RunConfig(model=MODEL, strategy="rubric", lang="en", prompt_lang="en",
                        backend="local", sampling=smollm_backend.params)
     summary = run_judge(client, config, tax, judge_db, limit=1, concurrency=1, progress=False)
     assert smollm_backend.calls == 1 and summary.targets_judged == 1
@@ -42,8 +44,8 @@ def test_local_backend_end_to_end(smollm_backend, judge_db, tax, tmp_path):
         assert response.raw_response.strip() and not response.cached
         # the stored status is exactly what the parser makes of the stored text
         expected = parse_response(
-            response.raw_response, lang="en", strategy="standard", tax=tax,
-            offered=offered_codes("standard", tax), prediction_ids=[f"P{i}" for i in range(1, 6)],
+            response.raw_response, lang="en", strategy="rubric", tax=tax,
+            offered=offered_codes("rubric", tax), prediction_ids=[f"P{i}" for i in range(1, 6)],
             finish_reason="length" if response.completion_tokens == MAX_TOKENS else "stop")
         assert response.status == expected.status
         assert len(verdicts) == 5 and sorted(v.position for v in verdicts) == [1, 2, 3, 4, 5]
