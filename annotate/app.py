@@ -8,7 +8,8 @@ import streamlit as st
 
 from annotate import service, ui
 
-st.set_page_config(page_title="Comment labelling", page_icon="🏷️", layout="wide")
+st.set_page_config(page_title="Comment labelling", page_icon="🏷️", layout="wide",
+                   initial_sidebar_state="collapsed")  # the item view needs the width
 ui.inject_css()
 
 
@@ -74,7 +75,7 @@ def main() -> None:
             st.Page("views/summary.py", title="Summary tables", icon="📊"),
             st.Page("views/analysis.py", title="Metric analysis", icon="📈"),
         ]
-    page = st.navigation(pages, position="sidebar")
+    page = st.navigation(pages, position="top")
     sidebar(user)
     page.run()
 

@@ -89,15 +89,15 @@ def create_annotator(session: Session, *, username: str, password: str | None,
         raise AnnotateError("a username is required")
     if role not in ROLES:
         raise AnnotateError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    exists = session.exec(select(m.Annotator.id).where(
+        func.lower(m.Annotator.username) == username.lower())).first()
+    if exists:
+        raise AnnotateError(f"an account named {username!r} already exists")
     langs = _check_languages(languages)
     if not langs and role == "annotator":
         raise AnnotateError(f"annotator {username!r} needs at least one language")
     if interface_language not in LANGUAGES:
         raise AnnotateError(f"unknown interface language {interface_language!r}")
-    exists = session.exec(select(m.Annotator.id).where(
-        func.lower(m.Annotator.username) == username.lower())).first()
-    if exists:
-        raise AnnotateError(f"an account named {username!r} already exists")
     row = m.Annotator(username=username, display_name=display_name or username,
                       languages=list(langs), role=role, interface_language=interface_language,
                       password_hash=hash_password(password) if password else None)
@@ -632,6 +632,14 @@ def find_disagreements(labels: Sequence[HumanLabel], gold: dict[int, dict] | Non
         out.append(Disagreement(gid, group[0].language, group[0].model, tuple(group),
                                 tuple(kinds), gold.get(gid)))
     return out
+
+
+def comment_pair(session: Session, generation_id: int) -> tuple[str, str] | None:
+    """(original comment, predicted comment) of a generation; None when it is gone."""
+    row = session.exec(select(m.Target.original_comment, m.Generation.predicted_comment)
+                       .join(m.Target, m.Target.id == m.Generation.target_id)
+                       .where(m.Generation.id == generation_id)).first()
+    return (row[0] or "", row[1] or "") if row else None
 
 
 def gold_labels(session: Session) -> dict[int, dict]:

@@ -18,7 +18,7 @@ FLASH_KEY = "nlce_flash"
 
 PAGE_CSS = """
 <style>
-.block-container { padding-top: 2.6rem !important; padding-bottom: 0.5rem !important; }
+.block-container { padding-top: 4.2rem !important; padding-bottom: 0.5rem !important; }
 [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 [data-testid="stCheckbox"] label p { font-size: 0.84rem; }
 [data-testid="stCheckbox"] { min-height: 1.35rem; }

@@ -27,12 +27,10 @@ choice = st.selectbox("Item", items, key="adj_item", format_func=lambda d: (
     f"#{d.generation_id} · {d.language} · {d.model} · differ on {' and '.join(d.kinds)}"
     f"{' · resolved' if d.gold else ''}"))
 with ui.db() as session:
-    from db import models as m
-    generation = session.get(m.Generation, choice.generation_id)
-    target = session.get(m.Target, generation.target_id) if generation else None
-if target is not None:
-    st.html(diff_html(target.original_comment, generation.predicted_comment,
-                      original_label="Original comment", predicted_label="Predicted comment"))
+    texts = service.comment_pair(session, choice.generation_id)
+if texts is not None:
+    st.html(diff_html(*texts, original_label="Original comment",
+                      predicted_label="Predicted comment"))
 cols = st.columns(len(choice.labels))
 for col, label in zip(cols, choice.labels):
     with col.container(border=True):

@@ -1,5 +1,5 @@
-"""Lead: how the automatic metrics and judges agree with the humans, from metrics.align when
-that part of the platform is installed (imported lazily; the app works without it)."""
+"""Lead: how the automatic metrics and judges agree with the humans. Everything is computed by
+metrics.align (imported lazily: the app works without it) and only shown here."""
 from __future__ import annotations
 
 import importlib
@@ -11,13 +11,32 @@ from annotate import ui
 ui.require_lead()
 st.header("Metric and judge analysis")
 try:
-    views = importlib.import_module("metrics.align.views")
+    pipeline = importlib.import_module("metrics.align.pipeline")
+    report_module = importlib.import_module("metrics.align.report")
 except ImportError as error:
-    st.info("The metric analysis views (metrics.align.views) are not available in this "
-            f"installation ({error}). Run `python -m metrics.align` for the reports.")
+    st.info("The metric analysis (metrics.align) is not available in this installation "
+            f"({error}). Run `python -m metrics.align` where it is.")
     st.stop()
-render = getattr(views, "render", None)
-if render is None:
-    st.info("metrics.align.views has no render() function; nothing to show here.")
+
+c1, c2 = st.columns(2)
+bootstrap = c1.number_input("Bootstrap resamples (0: no intervals)", min_value=0, value=0,
+                            step=100)
+labels = c2.selectbox("Human labels", ["auto", "gold", "expert", "majority"], index=0)
+if st.button("Run the alignment", type="primary", key="analysis_run"):
+    try:
+        with st.spinner("Aligning metric scores and judge verdicts with the human labels ..."):
+            options = pipeline.AlignOptions(bootstrap=int(bootstrap), labels=labels)
+            st.session_state["analysis_report"] = pipeline.run_alignment(ui.db_url(), options)
+    except Exception as error:  # show the analysis' own message; the app keeps running
+        st.error(f"metrics.align could not run: {error}")
+report = st.session_state.get("analysis_report")
+if report is None:
+    st.caption("Runs `metrics.align` on this database (the same as `python -m metrics.align`).")
     st.stop()
-render(db_url=ui.db_url())
+for warning in report.warnings:
+    st.warning(warning)
+for name, frame in report_module.tables(report).items():
+    if frame is None or getattr(frame, "empty", True):
+        continue
+    st.subheader(name.replace("_", " "))
+    st.dataframe(frame, hide_index=True, key=f"analysis_{name}")

@@ -3,7 +3,7 @@ random or stratified order, seeded)."""
 from __future__ import annotations
 
 import streamlit as st
-from sqlalchemy import distinct, select
+from sqlalchemy import select
 
 from annotate import service, ui
 from db import models as m
@@ -13,7 +13,7 @@ ui.require_lead()
 st.header("Assign items")
 with ui.db() as session:
     people = [p for p in service.list_annotators(session) if p.languages]
-    models = sorted(session.exec(select(distinct(m.Generation.model))).scalars().all())
+    models = sorted(session.exec(select(m.Generation.model).distinct()).scalars().all())
 
 with st.form("assign"):
     chosen = st.multiselect("Annotators", people, default=[p for p in people if not p.is_lead],

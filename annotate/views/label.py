@@ -244,11 +244,11 @@ def _label_column(view: service.ItemView, lang: str) -> None:
                  placeholder="Optional: anything the lead should know about this item",
                  label_visibility="collapsed")
     nav = st.columns(5, gap="small")
-    nav[0].button("Previous", key="lbl_prev", on_click=on_nav, args=("prev",),
+    nav[0].button("Prev", key="lbl_prev", on_click=on_nav, args=("prev",),
                   shortcut=SHORTCUTS["prev"], width="stretch")
     nav[1].button("Next", key="lbl_next", on_click=on_nav, args=("next",),
                   shortcut=SHORTCUTS["next"], width="stretch")
-    nav[2].button("Save & next", key="lbl_save", on_click=on_save_next, type="primary",
+    nav[2].button("Save", key="lbl_save", on_click=on_save_next, type="primary",
                   shortcut=SHORTCUTS["save"], width="stretch")
     nav[3].button("Skip", key="lbl_skip", on_click=on_skip, shortcut=SHORTCUTS["skip"],
                   width="stretch")
@@ -256,7 +256,7 @@ def _label_column(view: service.ItemView, lang: str) -> None:
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
     st.html('<div class="nlce-keys">Keys: <kbd>1</kbd> correct · <kbd>2</kbd> partial · '
             '<kbd>3</kbd> incorrect · <kbd>N</kbd> next · <kbd>P</kbd> previous · '
-            '<kbd>S</kbd> save &amp; next · <kbd>K</kbd> skip · <kbd>F</kbd> flag. '
+            '<kbd>S</kbd> save &amp; next open item · <kbd>K</kbd> skip · <kbd>F</kbd> flag. '
             'Every change is saved at once; hover a code for its criteria.</div>')
 
 
@@ -295,7 +295,7 @@ def page() -> None:
     progress = service.progress_of(queue)  # read after this run's callbacks saved
     _header(queue, index, view, progress)
     lang = ui.interface_language()
-    left, right = st.columns([0.53, 0.47], gap="medium")
+    left, right = st.columns([0.47, 0.53], gap="medium")
     with left:
         _code_column(view)
     with right:

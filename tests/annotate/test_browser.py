@@ -20,7 +20,7 @@ from annotate import service
 from db import get_engine
 from db import models as m
 
-from .conftest import PASSWORD
+PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
@@ -99,12 +99,12 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.goto(server)
-            page.get_by_label("Username").fill("bas")
-            page.get_by_label("Password").fill(PASSWORD)
+            page.get_by_role("textbox", name="Username").fill("bas")
+            page.get_by_role("textbox", name="Password").fill(PASSWORD)
             page.get_by_role("button", name="Sign in").click()
             expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
 
-            page.locator("body").press("Escape")  # focus out of any field: keys go to the app
+            page.mouse.click(720, 890)  # focus the page (not a field): keys go to the app
             page.keyboard.press("2")  # shortcut: partially correct
             assert _wait_for(lambda: _label(app_db, "bas").accuracy == "partial",
                              what="keyboard label stored")
@@ -117,7 +117,7 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
             page.reload()
             expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
             chosen = page.locator('[data-testid="stBaseButton-primary"]', has_text=partial_name)
-            expect(chosen).to_be_visible(timeout=10000)
+            expect(chosen.first).to_be_visible(timeout=10000)
             box = page.locator('[data-testid="stCheckbox"]', has_text="LG-GR1").locator("input")
             expect(box).to_be_checked()
             page.screenshot(path=str(shots / "after_reload.png"))
