@@ -1,0 +1,187 @@
+"""Project JSONL and parquet: round trips, idempotent re-import, one-transaction failures."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from db_testkit import small_records, write_jsonl
+from sqlalchemy import select
+
+from db import models as m
+from db import session_scope
+from db.__main__ import main, table_counts
+from db.annotations import annotation_history
+from db.exporter import export_jsonl, export_parquet, export_records
+from db.importer import ImportFailed, import_jsonl, import_parquet_export
+
+
+def _import(url, path):
+    with session_scope(url) as session:
+        return import_jsonl(session, [path]).as_dict()
+
+
+def _comparable(records):
+    """Export records without the timestamps of the history (they record when a row was made)."""
+    out = []
+    for record in records:
+        record = dict(record)
+        if record["type"] == "annotation":
+            record["history"] = [{k: v for k, v in h.items() if k != "created_at"}
+                                 for h in record["history"]]
+        out.append(record)
+    return out
+
+
+def _export(url):
+    with session_scope(url) as session:
+        return _comparable(export_records(session))
+
+
+def test_jsonl_import_writes_every_table(db_url, small_jsonl):
+    stats = _import(db_url, small_jsonl)
+    assert stats["generation"] == {"created": 4}
+    counts = table_counts(db_url)
+    assert counts["source_file"] == 2 and counts["target"] == 2 and counts["generation"] == 4
+    assert counts["annotation"] == 2 and counts["annotation_code"] == 2
+    assert counts["gold_label"] == 1 and counts["metric_score"] == 2
+    assert counts["judge_verdict"] == 1 and counts["judge_response"] == 1
+    with session_scope(db_url) as session:
+        zh_target = session.execute(select(m.Target).where(
+            m.Target.original_comment.startswith("//"))).scalars().one()
+        source = session.get(m.SourceFile, zh_target.source_file_id)
+        assert source.content[zh_target.span_start:zh_target.span_end] == \
+            zh_target.original_comment  # located from the text alone
+        assert source.content_sha256 and source.external_id == "zh-1"
+        revised = session.execute(select(m.Annotation).where(
+            m.Annotation.accuracy == "correct")).scalars().one()
+        history = annotation_history(session, revised.id)
+        assert [(e.revision, e.accuracy, e.codes) for e in history] == \
+            [(1, "partial", ["SE-MD"]), (2, "correct", [])]
+        run = session.execute(select(m.JudgeRun)).scalars().one()
+        assert run.cost_usd is None  # unknown stays unknown, not the column default
+
+
+def test_reimport_is_idempotent(db_url, small_jsonl):
+    _import(db_url, small_jsonl)
+    before, exported = table_counts(db_url), _export(db_url)
+    stats = _import(db_url, small_jsonl)
+    assert table_counts(db_url) == before
+    assert _export(db_url) == exported
+    assert all(set(outcomes) == {"unchanged"} for outcomes in stats.values()), stats
+
+
+def test_jsonl_round_trip(tmp_path, db_url, small_jsonl):
+    _import(db_url, small_jsonl)
+    with session_scope(db_url) as session:
+        path, counts = export_jsonl(session, tmp_path / "out")
+    assert counts["annotation"] == 2 and counts["judge_verdict"] == 1
+    for record in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+        assert "password_hash" not in record  # secrets never leave the database
+    second = f"sqlite:///{tmp_path / 'second.db'}"
+    _import(second, path)
+    assert _export(second) == _export(db_url)
+    assert table_counts(second) == table_counts(db_url)
+
+
+def test_parquet_round_trip(tmp_path, db_url, small_jsonl):
+    _import(db_url, small_jsonl)
+    with session_scope(db_url) as session:
+        folder, counts = export_parquet(session, tmp_path / "pq")
+    assert (folder / "metric_score.parquet").exists() and counts["metric_score"] == 2
+    second = f"sqlite:///{tmp_path / 'second.db'}"
+    with session_scope(second) as session:
+        import_parquet_export(session, folder)
+    assert _export(second) == _export(db_url)
+    with session_scope(second) as session:  # and again: nothing changes
+        stats = import_parquet_export(session, folder).as_dict()
+    assert all(set(outcomes) == {"unchanged"} for outcomes in stats.values())
+
+
+def test_round_trip_on_postgresql(tmp_path, any_db_url, small_jsonl):
+    _import(any_db_url, small_jsonl)
+    with session_scope(any_db_url) as session:
+        path, _ = export_jsonl(session, tmp_path / "out")
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    _import(copy, path)
+    assert _export(copy) == _export(any_db_url)
+
+
+@pytest.mark.parametrize("line, field, message", [
+    ({"type": "generation", "dataset": "mini", "repo": "t/mini", "path": "calc.py",
+      "span": [0, 62], "model": 7}, "model", "expected a string"),
+    ({"type": "annotation", "dataset": "mini", "repo": "t/mini", "path": "calc.py",
+      "span": [0, 62], "model": "m/a", "annotator": "anna", "accuracy": "great"},
+     "accuracy", "unknown accuracy label"),
+    ({"type": "annotation", "dataset": "mini", "repo": "t/mini", "path": "calc.py",
+      "span": [0, 62], "model": "m/a", "annotator": "anna", "accuracy": "partial",
+      "codes": ["XX-99"]}, "codes", "XX-99"),
+    ({"type": "target", "dataset": "mini", "repo": "t/mini", "path": "calc.py",
+      "span": [5, 2]}, "span", "start <= end"),
+    ({"type": "generation", "dataset": "mini", "repo": "t/mini", "path": "nope.py",
+      "span": [0, 62], "model": "m/x"}, "path", "unknown"),
+    ({"type": "file", "dataset": "mini", "repo": "t/mini", "path": "x.py",
+      "natural_language": "nl", "content": "x", "colour": "blue"}, "colour", "unknown field"),
+    ({"type": "metric_score", "run": "bleu|tok:13a|v2", "dataset": "mini", "repo": "t/mini",
+      "path": "calc.py", "span": [0, 62], "f": 1.0}, "model", "exactly one subject"),
+])
+def test_corrupt_record_changes_nothing(tmp_path, db_url, small_jsonl, line, field, message):
+    _import(db_url, small_jsonl)
+    before, exported = table_counts(db_url), _export(db_url)
+    records = small_records()
+    records[4:4] = [{"type": "dataset", "name": "new-one"}]  # writes before the bad line ...
+    records.append({"type": "annotation", "dataset": "mini", "repo": "t/mini",
+                    "path": "calc.py", "span": [0, 62], "model": "m/b", "annotator": "anna",
+                    "accuracy": "incorrect"})  # ... and a new label just before it
+    records.append(line)
+    path = write_jsonl(tmp_path / "corrupt.jsonl", records)
+    with pytest.raises(ImportFailed) as caught:
+        _import(db_url, path)
+    error = caught.value
+    assert error.source == str(path)
+    assert error.location == f"line {len(records)}"
+    assert error.field == field and message in str(error)
+    assert table_counts(db_url) == before  # ... all rolled back
+    assert _export(db_url) == exported
+
+
+def test_bad_json_names_the_line(tmp_path, db_url):
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"type": "dataset", "name": "a"}\n\n{"type": "dataset", "name": \n',
+                    encoding="utf-8")
+    with pytest.raises(ImportFailed, match=r"broken.jsonl, line 3: not valid JSON"):
+        _import(db_url, path)
+    assert table_counts(db_url)["dataset"] == 0
+
+
+def test_changed_file_content_is_refused(tmp_path, db_url, small_jsonl):
+    _import(db_url, small_jsonl)
+    records = small_records()[:2]
+    records[1] = {**records[1], "content": records[1]["content"] + "# more\n"}
+    with pytest.raises(ImportFailed) as caught:
+        _import(db_url, write_jsonl(tmp_path / "changed.jsonl", records))
+    assert caught.value.field == "content" and "different content" in caught.value.message
+
+
+def test_cli_import_export_info(tmp_path, db_url, small_jsonl, capsys):
+    assert main(["import", str(small_jsonl), "--db", db_url]) == 0
+    assert "generation      4 created" in capsys.readouterr().out
+    assert main(["export", "--format", "parquet", "--out", str(tmp_path / "pq"),
+                 "--db", db_url]) == 0
+    assert main(["info", "--db", db_url]) == 0
+    assert "annotation_event" in capsys.readouterr().out
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"type": "nonsense"}])
+    assert main(["import", str(bad), "--db", db_url]) == 2
+    assert "bad.jsonl, line 1, field 'type'" in capsys.readouterr().err
+
+
+def test_module_aliases_run(tmp_path, small_jsonl):
+    url = f"sqlite:///{tmp_path / 'alias.db'}"
+    done = subprocess.run([sys.executable, "-m", "db.import", str(small_jsonl), "--db", url],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "db.export", "--out", str(tmp_path / "o"),
+                           "--db", url], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "o" / "export.jsonl").read_text(encoding="utf-8").count("\n") == 22
