@@ -18,6 +18,8 @@ import re
 from pathlib import PurePosixPath
 from typing import Any, Iterable
 
+from taxonomy import AccuracyLabel, TaxonomyError
+
 FORMAT_VERSION = 1
 
 
@@ -328,6 +330,10 @@ def release_row_records(row: dict, *, language: str, dataset: str, models: Itera
                 raise FormatError(f"error codes without an expert accuracy for model {model!r}",
                                   codes_field)
             continue
+        try:
+            accuracy = AccuracyLabel.parse(accuracy).value
+        except TaxonomyError as error:
+            raise FormatError(str(error), f"expert_accuracy_{model}") from None
         if map_codes is not None:
             try:
                 raw_codes = list(map_codes(raw_codes))
