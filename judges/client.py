@@ -267,20 +267,25 @@ class LocalBackend:
     endpoint = "in-process"
 
     def __init__(self, model: str, params: SamplingParams):
+        self.model, self.params = model, params
+        self._model = self._tokenizer = None  # loaded on the first call: a resumed run that
+        self._lock = threading.Lock()         # has nothing left to do never loads it
+        self.calls = 0
+
+    def _load(self) -> None:
         from metrics.hub import load_causal_lm
 
-        self.model, self.params = model, params
-        self._model, self._tokenizer = load_causal_lm(model)
-        self._lock = threading.Lock()
-        self.calls = 0
+        if self._model is None:
+            self._model, self._tokenizer = load_causal_lm(self.model)
 
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         import torch
 
         started = time.monotonic()
-        tok = self._tokenizer
         with self._lock:
             self.calls += 1
+            self._load()  # a model that cannot be loaded stops the run, it is no per-call error
+            tok = self._tokenizer
             try:
                 prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
                 inputs = tok(prompt, return_tensors="pt", add_special_tokens=False).to(

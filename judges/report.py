@@ -114,7 +114,7 @@ def failure_rates(responses: pd.DataFrame) -> pd.DataFrame:
 
 def _paired(verdicts: pd.DataFrame, humans: dict[int, HumanLabel]) -> pd.DataFrame:
     ok = verdicts[verdicts["status"] == "ok"]
-    return ok[ok["generation_id"].map(lambda g: g in humans)]
+    return ok[ok["generation_id"].isin(list(humans))]
 
 
 def accuracy_agreement(verdicts: pd.DataFrame, humans: dict[int, HumanLabel],
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                  rates, base + ["requests", *STATUS_COLUMNS, "parse_failure_rate", "empty_rate"])
     console.print(f"human labels available: {report['human_labels']} generations")
     if report["kappa"].empty:
-        console.print("no judge verdict has a human label to compare with")
+        console.print("no usable (status ok) judge verdict has a human label to compare with")
     else:
         _print_table(console, "Accuracy vs humans (quadratic weighted kappa, 95% bootstrap CI)",
                      report["kappa"], base + ["pairs", "kappa", "kappa_low", "kappa_high"])

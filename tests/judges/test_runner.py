@@ -267,3 +267,16 @@ def _patterned_answer(request):
         {f["prediction_id"]: f"P{i + 1}", f["errors"]: ["SE-MD"],
          f["accuracy"]: tax.accuracy_text(ACCURACY_LABELS[pattern[i]], "el")[0]}
         for i in range(5)]}, ensure_ascii=False)
+
+
+def test_report_on_failed_answers_only(judge_db, chat_server):
+    from judges import report
+
+    chat_server.responder = lambda request: reply('{"oops": ', finish_reason="length")
+    run_judge(client_for(chat_server), config(), _tax(), judge_db, progress=False)
+    built = report.build_report(judge_db, n_resamples=20)
+    (row,) = built["failure_rates"].to_dict("records")
+    assert (row["requests"], row["truncated"], row["parse_failure_rate"], row["empty_rate"]) == (
+        2, 2, 1.0, 0.0)
+    assert built["kappa"].empty and built["confusion"] == {} and built["codes_pooled"].empty
+    assert built["human_labels"] == 10  # gold or expert for every Greek generation
