@@ -100,7 +100,11 @@ def _classify_block(value: str, ttype) -> str | None:
 
 def _raw_comments(norm: str, language: str):
     """(start, end, kind, marker) in normalised text from the lexer's comment tokens."""
-    tokens = list(_lexer(lexer_name(language)).get_tokens_unprocessed(norm))
+    # lexers' line-comment rules want a final newline; it is whitespace, so spans never reach it
+    lexed = norm if norm.endswith("\n") else norm + "\n"
+    tokens = list(_lexer(lexer_name(language)).get_tokens_unprocessed(lexed))
+    if language in _PREPROCESSED:
+        tokens = _relex_directives(norm, tokens, language)
     found = []
     for start, ttype, value in tokens:
         is_php_doc = ttype in String.Doc and language == "php" and value.startswith("/*")
@@ -125,6 +129,51 @@ def _raw_comments(norm: str, language: str):
         found.extend(_python_docstrings(tokens))
         found.sort()
     return found
+
+
+_PREPROCESSED = ("c", "cpp", "csharp")
+
+
+def _directive_spans(norm: str) -> list[tuple[int, int]]:
+    """(start of the text after '#', end) of every preprocessor directive, with its lines
+    continued by a backslash."""
+    spans: list[tuple[int, int]] = []
+    pos, continuing = 0, False
+    for line in norm.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        if continuing:
+            spans[-1] = (spans[-1][0], pos + len(body))
+        elif body.lstrip().startswith("#"):
+            spans.append((pos + len(body) - len(body.lstrip()) + 1, pos + len(body)))
+        else:
+            pos += len(line)
+            continue
+        continuing = body.endswith("\\")
+        pos += len(line)
+    return spans
+
+
+def _relex_directives(norm: str, tokens, language: str):
+    """Pygments lexes a directive's body loosely (`#define S "// x"` gives a comment): drop the
+    comment tokens inside directives and lex each directive's body again as ordinary code."""
+    spans = _directive_spans(norm)
+    if not spans:
+        return tokens
+    starts = [s for s, _ in spans]
+
+    def inside(index: int) -> bool:
+        k = bisect.bisect_right(starts, index) - 1
+        return k >= 0 and spans[k][0] <= index < spans[k][1]
+
+    kept = [t for t in tokens if not (t[1] in CommentToken and inside(t[0]))]
+    lexer = _lexer(lexer_name(language))
+    for start, end in spans:
+        # the lexer's line-comment rule wants the newline that ends it
+        for offset, ttype, value in lexer.get_tokens_unprocessed(norm[start:end] + "\n"):
+            if _is_comment_token(ttype):
+                kept.append((start + offset, ttype, value))
+    kept.sort(key=lambda t: t[0])
+    return kept
 
 
 def _line_marker(text: str) -> str:

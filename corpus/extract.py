@@ -231,7 +231,7 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
         out.print(f"written: {result.written_files} files, {result.written_targets} targets "
                   f"into dataset {dataset!r}" + (" (dry run: nothing written)" if dry_run else "")
                   + f"; already stored: {already}; other extensions ignored: "
-                    f"{discovered.ignored_extensions}")
+                    f"{discovered.ignored_extensions}", soft_wrap=True)
     return result
 
 

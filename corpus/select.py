@@ -229,6 +229,7 @@ def render_report(report: SelectionReport, console=None) -> None:
         console.print(f"budget (mean + sd x sigmas of target lengths) with {name}: {budget}")
     if report.approximate_tokens:
         console.print("[yellow]token counts are an approximation (approx-bpe:v1): no model "
-                      "tokenizer was given; pass --tokenizer ID_OR_DIR for exact counts[/]")
+                      "tokenizer was given; pass --tokenizer ID_OR_DIR for exact counts[/]",
+                      soft_wrap=True)
     for key, message in report.problems:
-        console.print(f"[red]skipped[/] {key}: {message}")
+        console.print(f"[red]skipped[/] {key}: {message}", soft_wrap=True)

@@ -1,0 +1,19 @@
+"""Fixtures of the corpus tests: one language detector and one small causal LM per session."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def detector():
+    from corpus.langid import make_detector
+
+    return make_detector("lingua")
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct from its packaged offline weights, on the CPU."""
+    from metrics.hub import load_causal_lm
+
+    return load_causal_lm("HuggingFaceTB/SmolLM2-135M-Instruct", "cpu")
