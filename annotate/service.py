@@ -531,22 +531,91 @@ def unassign_open(session: Session, annotator_id: int) -> int:
 
 def team_progress(session: Session) -> list[dict]:
     """One row per annotator and language: assigned, done, draft, skipped, flagged, remaining,
-    and the median seconds per finished item."""
+    and the median seconds per finished item. One aggregate query, whatever the queue sizes."""
+    stmt = (select(m.Annotator.username, m.Annotator.role, m.SourceFile.natural_language,
+                   m.Annotation.status, func.count())
+            .select_from(m.Assignment)
+            .join(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
+            .join(m.Generation, m.Generation.id == m.Assignment.generation_id)
+            .join(m.Target, m.Target.id == m.Generation.target_id)
+            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+            .outerjoin(m.Annotation, and_(m.Annotation.generation_id == m.Assignment.generation_id,
+                                          m.Annotation.annotator_id == m.Assignment.annotator_id))
+            .group_by(m.Annotator.username, m.Annotator.role, m.SourceFile.natural_language,
+                      m.Annotation.status))
+    counts: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    for user, role, lang, status, n in session.exec(stmt).all():
+        counts[(user, role, lang)]["assigned"] += n
+        if status:
+            counts[(user, role, lang)][status] += n
+    seconds: dict[str, list[float]] = defaultdict(list)
+    for user, spent in session.exec(
+            select(m.Annotator.username, m.Annotation.seconds_spent)
+            .join(m.Annotator, m.Annotator.id == m.Annotation.annotator_id)
+            .where(m.Annotation.status == "done")).all():
+        seconds[user].append(float(spent or 0))
     rows = []
-    for person in list_annotators(session):
-        queue = queue_for(session, person.id)
-        seconds = session.exec(select(m.Annotation.seconds_spent).where(
-            m.Annotation.annotator_id == person.id, m.Annotation.status == "done",
-            m.Annotation.accuracy.is_not(None))).scalars().all()
-        median = sorted(seconds)[len(seconds) // 2] if seconds else None
-        for lang, p in progress_of(queue).items():
-            if lang == "*":
-                continue
-            rows.append({"annotator": person.username, "role": person.role, "language": lang,
-                         "assigned": p.assigned, "done": p.done, "draft": p.draft,
-                         "skipped": p.skipped, "flagged": p.flagged, "remaining": p.remaining,
-                         "median_seconds": median})
+    for (user, role, lang), c in sorted(counts.items()):
+        spent = sorted(seconds.get(user, ()))
+        p = Progress(c["assigned"], c["done"], c["draft"], c["skipped"], c["flagged"])
+        rows.append({"annotator": user, "role": role, "language": lang, "assigned": p.assigned,
+                     "done": p.done, "draft": p.draft, "skipped": p.skipped,
+                     "flagged": p.flagged, "remaining": p.remaining,
+                     "median_seconds": spent[len(spent) // 2] if spent else None})
     return rows
+
+
+class QueueState:
+    """An annotator's queue held between page runs, so moving to the next item does not re-read
+    thousands of rows: statuses are updated in place after each own save, progress is kept as
+    running counts, and the whole queue is re-read only when it is older than `max_age_s` (or
+    after an error), to pick up new assignments."""
+
+    def __init__(self, entries: Sequence[QueueEntry], loaded_at: float = 0.0):
+        self.entries = list(entries)
+        self.loaded_at = loaded_at
+        self._index = {e.generation_id: i for i, e in enumerate(self.entries)}
+        self._counts: Counter = Counter()
+        for entry in self.entries:
+            self._count(entry, +1)
+
+    @classmethod
+    def load(cls, session: Session, annotator_id: int, now: float) -> "QueueState":
+        return cls(queue_for(session, annotator_id), loaded_at=now)
+
+    def _count(self, entry: QueueEntry, sign: int) -> None:
+        for key in (entry.language, "*"):
+            self._counts[(key, "assigned")] += sign
+            if entry.state != "todo":
+                self._counts[(key, entry.state)] += sign
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def index_of(self, generation_id: int | None) -> int | None:
+        return self._index.get(generation_id)
+
+    def is_stale(self, now: float, max_age_s: float) -> bool:
+        return now - self.loaded_at > max_age_s
+
+    def record(self, generation_id: int, status: str | None, accuracy: str | None) -> None:
+        """What a save just stored for one item."""
+        i = self._index.get(generation_id)
+        if i is None:
+            return
+        old = self.entries[i]
+        new = QueueEntry(old.generation_id, old.position, old.language, old.model, status,
+                         accuracy)
+        self._count(old, -1)
+        self._count(new, +1)
+        self.entries[i] = new
+
+    def progress(self) -> dict[str, Progress]:
+        """The same as progress_of(self.entries), from the running counts."""
+        langs = sorted({lang for lang, _ in self._counts if self._counts[(lang, "assigned")]})
+        return {lang: Progress(*(self._counts[(lang, k)] for k in
+                                 ("assigned", "done", "draft", "skipped", "flagged")))
+                for lang in langs}
 
 
 # ------------------------------------------------------------------------------ labels for analysis

@@ -17,6 +17,7 @@ from taxonomy import default_taxonomy
 SHORTCUTS = {"correct": "1", "partial": "2", "incorrect": "3", "prev": "P", "next": "N",
              "save": "S", "skip": "K", "flag": "F"}
 ACCURACY_ORDER = ("correct", "partial", "incorrect")  # as the study's Table 2 lists them
+QUEUE_MAX_AGE_S = 300  # re-read the whole queue this often, to pick up new assignments
 
 S = st.session_state
 
@@ -41,8 +42,19 @@ def _note_from_widget() -> str:
 
 
 def _reload_item() -> None:
-    """Forget the cached item so the next run reads it (and its widgets) from the database."""
+    """Forget the cached item and queue so the next run reads them from the database."""
     S["lbl_item"] = {"gid": None}
+    S.pop("lbl_queue", None)
+
+
+def _queue(user) -> service.QueueState:
+    queue = S.get("lbl_queue")
+    now = time.time()
+    if queue is None or queue.is_stale(now, QUEUE_MAX_AGE_S):
+        with ui.db() as session:
+            queue = service.QueueState.load(session, user.id, now)
+        S["lbl_queue"] = queue
+    return queue
 
 
 def _save(status: str | None = None) -> bool:
@@ -78,6 +90,8 @@ def _save(status: str | None = None) -> bool:
         _reload_item()
         return False
     item.update(revision=saved.revision, status=saved.status)
+    if "lbl_queue" in S:
+        S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
     S["lbl_saved_at"] = time.strftime("%H:%M:%S")
     return True
 
@@ -126,12 +140,13 @@ def on_flag() -> None:
 
 # ------------------------------------------------------------------------------ page
 
-def _choose_current(queue: list[service.QueueEntry]) -> int | None:
+def _choose_current(state: service.QueueState) -> int | None:
     nav = S.pop("lbl_nav", None)
-    current = service.index_of(queue, S.get("lbl_gid"))
+    queue = state.entries
+    current = state.index_of(S.get("lbl_gid"))
     if current is None:  # a fresh session: the URL may name the item (reload, bookmark)
         try:
-            current = service.index_of(queue, int(st.query_params.get("item", "")))
+            current = state.index_of(int(st.query_params.get("item", "")))
         except ValueError:
             current = None
     if nav == "next":
@@ -271,12 +286,12 @@ def _history(view: service.ItemView, user) -> None:
 def page() -> None:
     user = ui.current_user()
     ui.show_flash()
-    with ui.db() as session:
-        queue = service.queue_for(session, user.id)
+    state = _queue(user)
+    queue = state.entries
     if not queue:
         st.info("No items are assigned to you yet. Your lead assigns them on the Assign page.")
         return
-    index = _choose_current(queue)
+    index = _choose_current(state)
     gid = queue[index].generation_id
     try:
         with ui.db() as session:
@@ -292,7 +307,7 @@ def page() -> None:
     st.query_params["item"] = str(gid)
     if S.pop("lbl_all_done", False):
         st.success("Every item in your queue has a label. Use Previous/Next to review.")
-    progress = service.progress_of(queue)  # read after this run's callbacks saved
+    progress = state.progress()  # includes what this run's callbacks saved
     _header(queue, index, view, progress)
     lang = ui.interface_language()
     left, right = st.columns([0.47, 0.53], gap="medium")

@@ -257,3 +257,29 @@ def test_agreement_uses_metrics_align(session, ids):
     assert codes.loc["SE-HA2", "mean_pair_f1"] == 1.0
     assert codes.loc["SE-HA1", "mean_pair_f1"] == 0.0
     assert len(queue) == 6
+
+
+def test_queue_state_tracks_saves_like_a_fresh_read(session, ids):
+    state = service.QueueState.load(session, ids["anna"], now=0.0)
+    assert state.progress() == service.progress_of(state.entries)
+    entries = state.entries[:3]
+    for entry, (status, accuracy) in zip(entries, [("done", "correct"), ("draft", None),
+                                                   ("skipped", None)]):
+        saved = _save(session, entry.generation_id, ids["anna"], accuracy=accuracy,
+                      status=status)
+        state.record(entry.generation_id, saved.status, accuracy)
+    fresh = service.queue_for(session, ids["anna"])
+    assert state.entries == fresh
+    assert state.progress() == service.progress_of(fresh)
+    assert state.progress()["*"].done == 1 and state.progress()["*"].remaining == 10
+    assert state.is_stale(now=301.0, max_age_s=300) and not state.is_stale(10.0, 300)
+
+
+def test_team_progress_counts_per_annotator_and_language(session, ids):
+    queue = service.queue_for(session, ids["bas"])
+    _save(session, queue[0].generation_id, ids["bas"], accuracy="correct", seconds=12.0)
+    _save(session, queue[1].generation_id, ids["bas"], accuracy=None, status="flagged")
+    rows = {(r["annotator"], r["language"]): r for r in service.team_progress(session)}
+    assert rows[("bas", "nl")] == {**rows[("bas", "nl")], "assigned": 6, "done": 1,
+                                   "flagged": 1, "remaining": 4, "median_seconds": 12.0}
+    assert rows[("anna", "zh")]["assigned"] == 6 and ("bas", "zh") not in rows
