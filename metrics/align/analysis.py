@@ -80,6 +80,20 @@ def _confusion_rows(base: dict, evaluation: Evaluation) -> list[dict]:
     return rows
 
 
+def _slice_index(frame: pd.DataFrame, slices: Sequence[str]) -> dict[str, tuple[np.ndarray, list]]:
+    """Per slice name: each row's value code (-1 = none) and the sorted value names."""
+    out = {}
+    for name in slices:
+        if name not in SLICES:
+            raise ValueError(f"unknown slice {name!r}; use one of {', '.join(SLICES)}")
+        if name == "all":
+            out[name] = (np.zeros(len(frame), dtype=np.int64), ["all"])
+            continue
+        codes, uniques = pd.factorize(frame[_SLICE_COLUMN[name]], sort=True)
+        out[name] = (np.asarray(codes, dtype=np.int64), [str(u) for u in uniques])
+    return out
+
+
 def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[str] = ("all",),
                   weighting: str = "equal", bandwidth: str | float = "scott",
                   bootstrap: int = 0, seed: int = 0, grid_size: int = DEFAULT_GRID_SIZE,
@@ -96,67 +110,101 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
     when the slice has none (a configuration without any is reported in `warning`).
     `predictions` holds every real generation's predicted label, labelled or not.
     """
-    real = scores[scores.noise == "none"]
-    label_of = labels.set_index("generation_id")["label"]
-    real = real.assign(human=real.generation_id.map(label_of))
     order = tuple(label_order)
+    real = scores[scores.noise == "none"].reset_index(drop=True)
+    code_of = dict(zip(labels.generation_id, encode_labels(labels.label.to_numpy(), order)))
+    human = np.fromiter((code_of.get(g, -1) for g in real.generation_id), dtype=np.int64,
+                        count=len(real))
+    x_all = real.score.to_numpy(dtype=float)
+    generation = real.generation_id.to_numpy()
+    slice_codes = _slice_index(real, slices)
+    key_codes, key_names = pd.factorize(real.key, sort=True)
+    rows_of_key = np.split(np.argsort(key_codes, kind="stable"),
+                           np.cumsum(np.bincount(key_codes, minlength=len(key_names)))[:-1])
+    fields_of = {k: _config_fields(real.iloc[[int(rows[0])]]) for k, rows in
+                 zip(key_names, rows_of_key) if len(rows)}
     kappa_rows, confusion_rows, predictions = [], [], []
     fits, thresholds = {}, {}
-    for key, config_rows in real.groupby("key", sort=True):
-        fields = _config_fields(config_rows)
-        for slice_name, value, rows in slice_frames(config_rows, slices):
-            tkey = thresholds_key(key, slice_name, value)
-            labelled = rows[rows.human.notna()]
-            human_codes = encode_labels(labelled.human.to_numpy(), order)
-            x = labelled.score.to_numpy(dtype=float)
-            base = {"key": key, **fields, "slice": slice_name, "slice_value": value}
-            row = {**base, "n_scored": len(rows), "n": len(labelled)}
-            row.update({f"n_{label}": int((human_codes == i).sum()) for i, label in enumerate(order)})
-            try:
-                if fitted is not None:
-                    # per-slice thresholds if saved, else the configuration's overall ones
-                    t = fitted.get(tkey) or fitted.get(thresholds_key(key, "all", "all"))
-                    if t is None:
-                        raise ValueError(f"no saved thresholds for {tkey}")
-                    source = "saved"
-                else:
-                    fit = fit_kde_thresholds(x, human_codes, order, weighting, bandwidth, grid_size)
-                    t = fit.thresholds
-                    source = "fitted"
-                    if keep_fits:
-                        fits[(key, slice_name, value)] = fit
-                thresholds[tkey] = t
-            except ValueError as error:
-                kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
-                                   "kappa_high": math.nan, "warning": str(error)})
-                continue
-            evaluation = evaluate(t, x, human_codes, bootstrap=bootstrap, seed=seed)
-            per_label = evaluation.confusion.per_label()
-            row.update({"kappa": evaluation.kappa, "kappa_low": evaluation.kappa_low,
-                        "kappa_high": evaluation.kappa_high, "thresholds": t.describe(),
-                        "regions": t.describe(short=True),
-                        "orientation": t.orientation, "intervals": len(t.intervals),
-                        "point_mass": ",".join(t.point_mass), "thresholds_from": source,
-                        "warning": evaluation.warning})
-            row.update({f"intervals_{lab}": cnt for lab, cnt in t.intervals_per_class().items()})
-            row.update({f"precision_{lab}": v["precision"] for lab, v in per_label.items()})
-            row.update({f"recall_{lab}": v["recall"] for lab, v in per_label.items()})
-            row.update({f"predicted_share_{lab}": v
-                        for lab, v in evaluation.predicted_share.items()})
-            kappa_rows.append(row)
-            confusion_rows.extend(_confusion_rows(base, evaluation))
-            predictions.append(pd.DataFrame({
-                "key": key, "slice": slice_name, "slice_value": value,
-                "generation_id": rows.generation_id.to_numpy(),
-                "score": rows.score.to_numpy(), "human": rows.human.to_numpy(),
-                "predicted": t.classify(rows.score.to_numpy(dtype=float))}))
+    for key, key_rows in zip(key_names, rows_of_key):
+        for slice_name in slices:
+            codes, values = slice_codes[slice_name]
+            for v, value in enumerate(values):
+                rows = key_rows[codes[key_rows] == v]
+                if rows.size == 0:
+                    continue
+                tkey = thresholds_key(key, slice_name, value)
+                h = human[rows]
+                labelled = h >= 0
+                x, hl = x_all[rows][labelled], h[labelled]
+                base = {"key": key, **fields_of[key], "slice": slice_name, "slice_value": value}
+                row = {**base, "n_scored": int(rows.size), "n": int(labelled.sum())}
+                counts = np.bincount(hl, minlength=len(order))
+                row.update({f"n_{label}": int(counts[i]) for i, label in enumerate(order)})
+                try:
+                    if fitted is not None:
+                        # per-slice thresholds if saved, else the configuration's overall ones
+                        t = fitted.get(tkey) or fitted.get(thresholds_key(key, "all", "all"))
+                        if t is None:
+                            raise ValueError(f"no saved thresholds for {tkey}")
+                        source = "saved"
+                    else:
+                        fit = fit_kde_thresholds(x, hl, order, weighting, bandwidth, grid_size)
+                        t = fit.thresholds
+                        source = "fitted"
+                        if keep_fits:
+                            fits[(key, slice_name, value)] = fit
+                    thresholds[tkey] = t
+                except ValueError as error:
+                    kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
+                                       "kappa_high": math.nan, "warning": str(error)})
+                    continue
+                evaluation = evaluate(t, x, hl, bootstrap=bootstrap, seed=seed)
+                per_label = evaluation.confusion.per_label()
+                row.update({"kappa": evaluation.kappa, "kappa_low": evaluation.kappa_low,
+                            "kappa_high": evaluation.kappa_high, "thresholds": t.describe(),
+                            "regions": t.describe(short=True),
+                            "orientation": t.orientation, "intervals": len(t.intervals),
+                            "point_mass": ",".join(t.point_mass), "thresholds_from": source,
+                            "warning": evaluation.warning})
+                row.update({f"intervals_{lab}": cnt for lab, cnt in t.intervals_per_class().items()})
+                row.update({f"precision_{lab}": d["precision"] for lab, d in per_label.items()})
+                row.update({f"recall_{lab}": d["recall"] for lab, d in per_label.items()})
+                row.update({f"predicted_share_{lab}": share
+                            for lab, share in evaluation.predicted_share.items()})
+                kappa_rows.append(row)
+                confusion_rows.extend(_confusion_rows(base, evaluation))
+                predictions.append((key, slice_name, value, rows,
+                                    t.classify_codes(x_all[rows]) if t.labels == order else
+                                    encode_labels(t.classify(x_all[rows]), order,
+                                                  allow_missing=True)))
     kappa = pd.DataFrame(kappa_rows)
     if "warning" not in kappa:
         kappa["warning"] = pd.Series(dtype=object)
     return AlignResult(kappa=kappa, confusion=pd.DataFrame(confusion_rows), fits=fits,
                        thresholds=thresholds,
-                       predictions=pd.concat(predictions, ignore_index=True) if predictions
-                       else pd.DataFrame())
+                       predictions=_predictions(predictions, generation, x_all, human, order))
+
+
+def _predictions(parts, generation, x_all, human, order) -> pd.DataFrame:
+    if not parts:
+        return pd.DataFrame(columns=["key", "slice", "slice_value", "generation_id", "score",
+                                     "human", "predicted"])
+    sizes = [len(rows) for _, _, _, rows, _ in parts]
+    rows = np.concatenate([rows for _, _, _, rows, _ in parts])
+    pred = np.concatenate([p for *_, p in parts])
+    part_index = np.repeat(np.arange(len(parts)), sizes)
+
+    def per_part(position: int) -> pd.Categorical:  # categoricals: no per-row string objects
+        names = list(dict.fromkeys(p[position] for p in parts))
+        code = np.array([names.index(p[position]) for p in parts])
+        return pd.Categorical.from_codes(code[part_index], categories=names)
+
+    labels = list(order)
+    return pd.DataFrame({
+        "key": per_part(0), "slice": per_part(1), "slice_value": per_part(2),
+        "generation_id": generation[rows], "score": x_all[rows],
+        "human": pd.Categorical.from_codes(human[rows], categories=labels),
+        "predicted": pd.Categorical.from_codes(pred, categories=labels)})
 
 
 # ---------------------------------------------------------------- noise (7.2)

@@ -67,65 +67,71 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def write_figures(report: AlignReport, folder: Path) -> dict[str, list[Path]]:
-    """PNG files by section; names say what they show."""
-    folder.mkdir(parents=True, exist_ok=True)
-    out: dict[str, list[Path]] = {}
+def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
+                   ) -> dict[str, list[tuple[str, Any]]]:
+    """Every figure of the report as {section title: [(file stem, matplotlib Figure), ...]}:
+    what the HTML report saves and what the Streamlit analysis page shows (`st.pyplot(fig)`)."""
+    out: dict[str, list[tuple[str, Any]]] = {}
     result = report.metrics
     if not report.scores.empty and not report.labels.empty:
-        out["Figure 2: scores coloured by human label"] = [_save(
-            figures.strip_plot(report.scores, report.labels), folder / "fig2_strip.png")]
+        out["Figure 2: scores coloured by human label"] = [
+            ("fig2_strip", figures.strip_plot(report.scores, report.labels))]
     if (report.scores.noise != "none").any():
-        out["Figure 3: real predictions vs noise"] = [_save(
-            figures.noise_plot(report.scores), folder / "fig3_noise.png")]
+        out["Figure 3: real predictions vs noise"] = [
+            ("fig3_noise", figures.noise_plot(report.scores))]
     if result.fits:
         real = report.scores[report.scores.noise == "none"]
         label_of = report.labels.set_index("generation_id")["label"]
-        paths = []
-        for i, ((key, slice_name, value), fit) in enumerate(sorted(result.fits.items())):
-            if slice_name != "all" or i >= MAX_KDE_FIGURES:
+        items = []
+        for (key, slice_name, value), fit in sorted(result.fits.items()):
+            if slice_name != "all" or len(items) >= kde_limit:
                 continue
-            rows = real[real.key == key]
-            rows = rows[rows.generation_id.isin(label_of.index)]
-            paths.append(_save(figures.kde_classifier_plot(
+            rows = real[(real.key == key) & real.generation_id.isin(label_of.index)]
+            items.append((f"fig5_kde_{_slug(key)}", figures.kde_classifier_plot(
                 fit, rows.score.to_numpy(float), list(rows.generation_id.map(label_of)),
-                title=f"{key}: {fit.thresholds.describe()}"), folder / f"fig5_kde_{_slug(key)}.png"))
-        out["Figure 5: KDE classifier per configuration"] = paths
+                title=f"{key}: {fit.thresholds.describe()}")))
+        out["Figure 5: KDE classifier per configuration"] = items
     if not result.confusion.empty:
-        paths = []
+        items = []
         for (key, slice_name), rows in result.confusion.groupby(["key", "slice"]):
             if slice_name == "model":
                 continue
-            paths.append(_save(figures.confusion_plot(rows, f"{key} by {slice_name}"),
-                               folder / f"fig7_confusion_{_slug(key)}_{slice_name}.png"))
-        out["Figures 7-8: confusion matrices (top: recall, bottom: precision)"] = paths
+            items.append((f"fig7_confusion_{_slug(key)}_{slice_name}",
+                          figures.confusion_plot(rows, f"{key} by {slice_name}")))
+        out["Figures 7-8: confusion matrices (top: recall, bottom: precision)"] = items
     if not result.kappa.empty:
-        paths = []
-        for slice_name, rows in result.kappa.groupby("slice"):
-            paths.append(_save(figures.kappa_plot(rows, title=f"kappa by {slice_name}"),
-                               folder / f"fig6_kappa_{slice_name}.png"))
-        out["Figure 6: kappa per slice"] = paths
+        out["Figure 6: kappa per slice"] = [
+            (f"fig6_kappa_{slice_name}", figures.kappa_plot(rows, title=f"kappa by {slice_name}"))
+            for slice_name, rows in result.kappa.groupby("slice")]
     if not report.groups.empty:
-        out["Figures 9-10: kappa by scoring-model group"] = [_save(
-            figures.group_plot(report.groups[report.groups.slice != "model"]),
-            folder / "fig9_groups.png")]
+        out["Figures 9-10: kappa by scoring-model group"] = [
+            ("fig9_groups", figures.group_plot(report.groups[report.groups.slice != "model"]))]
     if not report.context.empty:
-        out["Figure 11: change in kappa against no context"] = [_save(
-            figures.context_plot(report.context[report.context.slice == "all"]
-                                 if (report.context.slice == "all").any() else report.context),
-            folder / "fig11_context.png")]
+        context = report.context
+        if (context.slice == "all").any():
+            context = context[context.slice == "all"]
+        out["Figure 11: change in kappa against no context"] = [
+            ("fig11_context", figures.context_plot(context))]
     if report.judges is not None and not report.judges.kappa.empty:
-        paths = [_save(figures.kappa_plot(report.judges.kappa[report.judges.kappa.slice != "model"],
-                                          title="judges: kappa"), folder / "fig17_judges.png")]
+        judges = report.judges.kappa
+        items = [("fig17_judges", figures.kappa_plot(judges[judges.slice != "model"],
+                                                     title="judges: kappa"))]
         conf = report.judges.confusion
         if not conf.empty:
             for key, rows in conf[conf.slice != "model"].groupby("key"):
-                paths.append(_save(figures.confusion_plot(rows, key),
-                                   folder / f"fig18_judge_confusion_{_slug(key)}.png"))
+                items.append((f"fig18_judge_confusion_{_slug(key)}",
+                              figures.confusion_plot(rows, key)))
         if not report.judge_codes.empty:
-            paths.append(_save(figures.code_plot(report.judge_codes), folder / "fig19_codes.png"))
-        out["Figures 17-19: LLM judges"] = paths
+            items.append(("fig19_codes", figures.code_plot(report.judge_codes)))
+        out["Figures 17-19: LLM judges"] = items
     return out
+
+
+def write_figures(report: AlignReport, folder: Path) -> dict[str, list[Path]]:
+    """`report_figures` saved as PNG files under `folder`, by section."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {section: [_save(fig, folder / f"{stem}.png") for stem, fig in items]
+            for section, items in report_figures(report).items()}
 
 
 def _slug(text: str) -> str:

@@ -1,0 +1,44 @@
+"""The figure functions return real matplotlib Figures that show what they claim."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from metrics.align import figures
+from metrics.align.analysis import align_metrics
+from metrics.align.kde import fit_kde_thresholds
+
+
+def test_kde_classifier_plot_marks_every_threshold_and_shades_every_interval():
+    rng = np.random.default_rng(0)
+    scores = np.concatenate([rng.normal(m, 0.05, 100) for m in (0.2, 0.5, 0.8)])
+    human = ["incorrect"] * 100 + ["partial"] * 100 + ["correct"] * 100
+    fit = fit_kde_thresholds(scores, human)
+    fig = figures.kde_classifier_plot(fit, scores, human)
+    assert isinstance(fig, Figure)
+    left, right = fig.axes
+    cuts = fit.thresholds.boundaries
+    horizontal = [line.get_ydata()[0] for line in left.get_lines()]
+    assert np.allclose(sorted(horizontal), sorted(cuts))
+    assert len(left.patches) == len(fit.thresholds.intervals)  # one shaded band per interval
+    assert len(right.get_lines()) == len(cuts) + 3  # threshold lines + one density per class
+
+
+def test_strip_confusion_and_kappa_plots_from_frames():
+    rng = np.random.default_rng(1)
+    labels = pd.DataFrame({"generation_id": np.arange(90),
+                           "label": np.repeat(["incorrect", "partial", "correct"], 30)})
+    scores = pd.DataFrame({"key": "m", "metric": "m", "scorer": "", "layer": None,
+                           "context": "none", "noise": "none", "generation_id": np.arange(90),
+                           "target_id": np.arange(90), "language": np.tile(["en", "nl"], 45),
+                           "model": "x",
+                           "score": np.repeat([0.2, 0.5, 0.8], 30) + rng.normal(0, 0.05, 90)})
+    result = align_metrics(scores, labels, ["all", "language"], bootstrap=50)
+    for fig in (figures.strip_plot(scores, labels),
+                figures.confusion_plot(result.confusion[result.confusion.slice == "language"]),
+                figures.kappa_plot(result.kappa)):
+        assert isinstance(fig, Figure) and fig.axes
+    conf = figures.confusion_plot(result.confusion[result.confusion.slice == "language"])
+    assert len(conf.axes) == 4  # en, nl x recall, precision
+    assert isinstance(figures.noise_plot(scores), Figure)  # no noise: a message, not a crash
