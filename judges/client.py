@@ -298,15 +298,21 @@ class LocalBackend:
             except Exception as exc:  # noqa: BLE001 - any failure is this call's api_error
                 return ChatResult(error=f"local generation failed: {_short(exc)}", attempts=1,
                                   latency_s=time.monotonic() - started)
-        new_tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
+        notes = []
+        prompt_len = int(inputs["input_ids"].shape[1])
+        context = getattr(self._model.config, "max_position_embeddings", None)
+        if context and prompt_len + self.params.max_tokens > context:
+            notes.append({"kind": "prompt_exceeds_context", "prompt_tokens": prompt_len,
+                          "max_tokens": self.params.max_tokens, "model_context": context})
+        new_tokens = output[0, prompt_len:].tolist()
         eos = tok.eos_token_id
         eos_ids = set(eos) if isinstance(eos, (list, tuple)) else {eos}
         stopped = bool(new_tokens) and new_tokens[-1] in eos_ids
         finish = "stop" if stopped or len(new_tokens) < self.params.max_tokens else "length"
         text = tok.decode(new_tokens, skip_special_tokens=True)
-        return ChatResult(content=text, finish_reason=finish, attempts=1,
-                          prompt_tokens=int(inputs["input_ids"].shape[1]),
-                          completion_tokens=len(new_tokens), latency_s=time.monotonic() - started)
+        return ChatResult(content=text, finish_reason=finish, attempts=1, notes=notes,
+                          prompt_tokens=prompt_len, completion_tokens=len(new_tokens),
+                          latency_s=time.monotonic() - started)
 
 
 class JudgeClient:

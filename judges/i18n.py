@@ -170,10 +170,10 @@ TEXTS: dict[str, dict] = {
             "geheel."
         ),
         "output_instruction": (
-            "Geef precies één item per voorspelling ({ids}), met \"{prediction_id}\" gelijk aan "
-            "het id ervan. Gebruik alleen de hierboven genoemde foutcodes; laat \"{errors}\" "
-            "leeg als er geen fouten zijn. \"{accuracy}\" moet een van de volgende waarden "
-            "zijn: {labels}. Antwoord uitsluitend met één JSON-object, precies in dit formaat:"
+            "Geef precies één item per voorspelling ({ids}), met het veld \"{prediction_id}\" "
+            "gelijk aan het id ervan. Gebruik alleen de hierboven genoemde foutcodes; laat het veld "
+            "\"{errors}\" leeg als er geen fouten zijn. Het veld \"{accuracy}\" moet een van "
+            "de volgende waarden hebben: {labels}. Antwoord uitsluitend met één JSON-object, precies in dit formaat:"
         ),
         "ph_code": "foutcode",
         "ph_reasoning": "stapsgewijze analyse",
@@ -253,10 +253,11 @@ TEXTS: dict[str, dict] = {
             "πρόβλεψη στο σύνολό της."
         ),
         "output_instruction": (
-            "Επιστρέψτε ακριβώς μία καταχώριση για κάθε πρόβλεψη ({ids}), με το "
+            "Επιστρέψτε ακριβώς μία καταχώριση για κάθε πρόβλεψη ({ids}), με το πεδίο "
             "\"{prediction_id}\" ίσο με το αναγνωριστικό της. Χρησιμοποιήστε μόνο τους κωδικούς "
-            "σφαλμάτων που αναφέρονται παραπάνω· αφήστε το \"{errors}\" κενό όταν δεν υπάρχει "
-            "κανένα σφάλμα. Το \"{accuracy}\" πρέπει να είναι ένα από τα εξής: {labels}. "
+            "σφαλμάτων που αναφέρονται παραπάνω· αφήστε το πεδίο \"{errors}\" κενό όταν δεν "
+            "υπάρχει κανένα σφάλμα. Το πεδίο \"{accuracy}\" πρέπει να έχει μία από τις εξής "
+            "τιμές: {labels}. "
             "Απαντήστε μόνο με ένα αντικείμενο JSON, ακριβώς σε αυτή τη μορφή:"
         ),
         "ph_code": "κωδικός σφάλματος",
@@ -336,8 +337,8 @@ TEXTS: dict[str, dict] = {
         "output_instruction": (
             "Zwróć dokładnie jeden wpis dla każdej predykcji ({ids}), z polem "
             "\"{prediction_id}\" ustawionym na jej identyfikator. Używaj wyłącznie kodów błędów "
-            "wymienionych powyżej; pozostaw \"{errors}\" puste, jeśli nie ma błędów. "
-            "\"{accuracy}\" musi mieć jedną z wartości: {labels}. Odpowiedz wyłącznie jednym "
+            "wymienionych powyżej; pozostaw pole \"{errors}\" puste, jeśli nie ma błędów. "
+            "Pole \"{accuracy}\" musi mieć jedną z wartości: {labels}. Odpowiedz wyłącznie jednym "
             "obiektem JSON, dokładnie w tym formacie:"
         ),
         "ph_code": "kod błędu",

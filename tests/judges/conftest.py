@@ -36,10 +36,30 @@ MODELS = ("codegemma", "codellama", "codeqwen", "granite", "starcoder2")
 def judge_db(db_url):
     """Two Greek and one English target, five generations each; an expert labels every Greek
     generation, one generation also has a gold label. Returns the URL."""
-    from db import models
-    from db.engine import get_engine, session_scope
+    from db.engine import get_engine
 
     get_engine.cache_clear()
+    fill_judge_db(db_url)
+    yield db_url
+    get_engine.cache_clear()
+
+
+@pytest.fixture
+def judge_db_any(any_db_url):
+    """`judge_db` on SQLite and on PostgreSQL."""
+    from db.engine import get_engine
+
+    get_engine.cache_clear()
+    fill_judge_db(any_db_url)
+    yield any_db_url
+    get_engine(any_db_url).dispose()
+    get_engine.cache_clear()
+
+
+def fill_judge_db(db_url: str) -> None:
+    from db import models
+    from db.engine import session_scope
+
     with session_scope(db_url) as s:
         ds = models.Dataset(name="judge-test")
         s.add(ds)
@@ -90,5 +110,3 @@ def judge_db(db_url):
                         s.add(gold)
                         s.flush()
                         s.add(models.GoldLabelCode(gold_label_id=gold.id, code="LG-GR1"))
-    yield db_url
-    get_engine.cache_clear()

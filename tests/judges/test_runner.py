@@ -110,7 +110,8 @@ def _tax():
     return default_taxonomy()
 
 
-def test_rerun_is_free_and_resumes(judge_db, chat_server, tmp_path):
+def test_rerun_is_free_and_resumes(judge_db_any, chat_server, tmp_path):
+    judge_db = judge_db_any  # SQLite and PostgreSQL
     chat_server.responder = valid()
     cache = tmp_path / "cache.sqlite3"
     first = run_judge(client_for(chat_server, cache), config(), _tax(), judge_db,
