@@ -126,8 +126,8 @@ class BertScorer:
     """BERTScore with one encoder at one layer. Build once, score many batches."""
 
     def __init__(self, model, tokenizer, layer: Optional[int] = None, *, model_name: str = "",
-                 device: Optional[str] = None, dtype: Optional[str] = None, batch_size: int = 64,
-                 max_batch_tokens: int = 8192):
+                 device: Optional[str] = None, dtype: Optional[str] = None, batch_size: int = 256,
+                 max_batch_tokens: int = 6144):
         import torch
 
         self.model_name = model_name or getattr(model.config, "_name_or_path", "")
@@ -221,32 +221,57 @@ class BertScorer:
             raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
         embedded = self.embed(list(predictions) + list(references), match_special)
         n = len(predictions)
-        scores = []
-        for hyp, ref in zip(embedded[:n], embedded[n:]):
-            score = self._pair(hyp, ref, idf)
-            scores.append(baseline.rescale(score) if baseline else score)
-        return scores
+        scores = self.match(embedded[:n], embedded[n:], idf)
+        return [baseline.rescale(s) for s in scores] if baseline else scores
 
-    def _pair(self, hyp, ref, idf: Optional[dict]) -> PairScore:
+    def match(self, hyps: Sequence, refs: Sequence, idf: Optional[dict] = None,
+              chunk: int = 512) -> list[PairScore]:
+        """Greedy matching of embedded pairs, vectorised over chunks of pairs."""
         torch = self._torch
-        for what, emb in (("prediction", hyp), ("reference", ref)):
-            if isinstance(emb, Exception):
-                return PairScore.failed(f"{what}: {emb}")
-        ref_all = torch.cat([ref.vectors, ref.specials])
-        hyp_all = torch.cat([hyp.vectors, hyp.specials])
-        best_p = (hyp.vectors @ ref_all.T).max(dim=1).values
-        best_r = (ref.vectors @ hyp_all.T).max(dim=1).values
-        w_h, w_r = self._weights(hyp.token_ids, idf), self._weights(ref.token_ids, idf)
-        if float(w_h.sum()) <= 0 or float(w_r.sum()) <= 0:
-            return PairScore.failed("all tokens have idf weight 0")
-        p = float((best_p * w_h).sum() / w_h.sum())
-        r = float((best_r * w_r).sum() / w_r.sum())
-        f = 2 * p * r / (p + r) if p + r != 0 else 0.0
-        details = {}
-        for side, emb in (("prediction", hyp), ("reference", ref)):
-            if emb.details:
-                details[side] = emb.details
-        return PairScore(p, r, f, details)
+        out: list[Optional[PairScore]] = [None] * len(hyps)
+        good = []
+        for i, (hyp, ref) in enumerate(zip(hyps, refs)):
+            bad = [f"{w}: {e}" for w, e in (("prediction", hyp), ("reference", ref))
+                   if isinstance(e, Exception)]
+            if bad:
+                out[i] = PairScore.failed("; ".join(bad))
+            else:
+                good.append(i)
+        for c in range(0, len(good), chunk):
+            idx = good[c:c + chunk]
+            h_vec, h_w = self._pack([hyps[i] for i in idx], idf)
+            r_vec, r_w = self._pack([refs[i] for i in idx], idf)
+            valid = (h_w >= 0)[:, :, None] & (r_w >= 0)[:, None, :]  # -1 marks padding
+            sim = torch.bmm(h_vec, r_vec.transpose(1, 2)).masked_fill(~valid, float("-inf"))
+            h_w, r_w = h_w.clamp(min=0), r_w.clamp(min=0)
+            best_p = torch.nan_to_num(sim.max(dim=2).values, neginf=0.0)
+            best_r = torch.nan_to_num(sim.max(dim=1).values, neginf=0.0)
+            p = (best_p * h_w).sum(1) / h_w.sum(1)
+            r = (best_r * r_w).sum(1) / r_w.sum(1)
+            f = torch.where(p + r != 0, 2 * p * r / (p + r), torch.zeros_like(p))
+            for k, i in enumerate(idx):
+                if not (h_w[k].sum() > 0 and r_w[k].sum() > 0):
+                    out[i] = PairScore.failed("all tokens have idf weight 0")
+                    continue
+                details = {side: e.details for side, e in (("prediction", hyps[i]),
+                                                           ("reference", refs[i])) if e.details}
+                out[i] = PairScore(float(p[k]), float(r[k]), float(f[k]), details)
+        return out  # type: ignore[return-value]
+
+    def _pack(self, embedded: Sequence, idf: Optional[dict]):
+        """Padded (B, T, d) vectors (scored tokens, then specials) and (B, T) weights: idf or 1
+        for scored tokens, 0 for specials, -1 for padding."""
+        torch = self._torch
+        rows = [torch.cat([e.vectors, e.specials]) for e in embedded]
+        longest = max(len(r) for r in rows)
+        dim = rows[0].shape[1]
+        vec = torch.zeros((len(rows), longest, dim))
+        weight = torch.full((len(rows), longest), -1.0)
+        for b, (e, r) in enumerate(zip(embedded, rows)):
+            vec[b, :len(r)] = r
+            weight[b, :len(e.vectors)] = self._weights(e.token_ids, idf)
+            weight[b, len(e.vectors):len(r)] = 0.0
+        return vec, weight
 
     def _weights(self, token_ids, idf: Optional[dict]):
         torch = self._torch

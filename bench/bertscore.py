@@ -1,0 +1,160 @@
+"""Benchmark: this project's BERTScore against the `bert-score` package, same run, same model.
+
+The workload is the study's shape: 500 references x 5 predictions = 2,500 pairs, 100 references
+in each of en, nl, pl, el, zh, synthesised from comment templates (identifiers, numbers, CJK) with
+seeded variations for the predictions (dropped/swapped/replaced words, truncation, additions,
+an unrelated comment). Both scorers load the model before the clock starts; each is timed
+`--repeats` times (alternating) and the best time is reported. The F values must agree within
+`--tolerance` (default 1e-4) or the script exits with status 1.
+
+    python bench/bertscore.py [--model intfloat/multilingual-e5-small] [--layer 9]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+TEMPLATES = {
+    "en": ["Returns the {obj} of the current {ctx}.", "Compute the {obj} for each {ctx} in `{ident}`.",
+           "Checks whether {ident} is valid before writing the {obj}.",
+           "Initialise the {obj} cache and reset {ident} to {num}.",
+           "Helper that converts the {obj} into a {ctx} string, see {call}."],
+    "nl": ["Geeft de {obj} van de huidige {ctx} terug.", "Bereken de {obj} voor elke {ctx} in `{ident}`.",
+           "Controleert of {ident} geldig is voordat de {obj} wordt geschreven.",
+           "Initialiseer de {obj}-cache en zet {ident} op {num}.",
+           "Hulpfunctie die de {obj} omzet naar een {ctx}, zie {call}."],
+    "pl": ["Zwraca {obj} bieżącego {ctx}.", "Oblicza {obj} dla każdego {ctx} w `{ident}`.",
+           "Sprawdza, czy {ident} jest poprawny przed zapisaniem {obj}.",
+           "Inicjalizuje pamięć podręczną {obj} i ustawia {ident} na {num}.",
+           "Funkcja pomocnicza, która zamienia {obj} na {ctx}, zobacz {call}."],
+    "el": ["Επιστρέφει το {obj} του τρέχοντος {ctx}.", "Υπολογίζει το {obj} για κάθε {ctx} στο `{ident}`.",
+           "Ελέγχει αν το {ident} είναι έγκυρο πριν γράψει το {obj}.",
+           "Αρχικοποιεί την κρυφή μνήμη {obj} και θέτει το {ident} σε {num}.",
+           "Βοηθητική συνάρτηση που μετατρέπει το {obj} σε {ctx}, δείτε {call}."],
+    "zh": ["返回当前{ctx}的{obj}。", "为`{ident}`中的每个{ctx}计算{obj}。",
+           "在写入{obj}之前检查{ident}是否有效。", "初始化{obj}缓存并将{ident}设置为{num}。",
+           "将{obj}转换为{ctx}字符串的辅助函数，参见{call}。"],
+}
+WORDS = {
+    "en": (["user name", "checksum", "file size", "timeout", "index", "token list", "matrix"],
+           ["session", "request", "node", "record", "window", "batch"]),
+    "nl": (["gebruikersnaam", "controlesom", "bestandsgrootte", "time-out", "index", "matrix"],
+           ["sessie", "aanvraag", "knoop", "record", "venster", "batch"]),
+    "pl": (["nazwę użytkownika", "sumę kontrolną", "rozmiar pliku", "limit czasu", "indeks"],
+           ["sesji", "żądania", "węzła", "rekordu", "okna", "partii"]),
+    "el": (["όνομα χρήστη", "άθροισμα ελέγχου", "μέγεθος αρχείου", "χρονικό όριο", "ευρετήριο"],
+           ["συνεδρίας", "αιτήματος", "κόμβου", "εγγραφής", "παραθύρου", "δέσμης"]),
+    "zh": (["用户名", "校验和", "文件大小", "超时时间", "索引", "矩阵"],
+           ["会话", "请求", "节点", "记录", "窗口", "批次"]),
+}
+IDENTS = ["user_id", "maxRetries", "self.buffer", "config.get()", "parseHeader()", "MAX_SIZE"]
+
+
+def _comment(rng: random.Random, lang: str) -> str:
+    objs, ctxs = WORDS[lang]
+    text = rng.choice(TEMPLATES[lang]).format(
+        obj=rng.choice(objs), ctx=rng.choice(ctxs), ident=rng.choice(IDENTS),
+        num=rng.randint(0, 4096), call=f"{rng.choice(IDENTS).rstrip('()')}()")
+    if rng.random() < 0.4:  # longer comments too: a second sentence
+        text += " " + rng.choice(TEMPLATES[lang]).format(
+            obj=rng.choice(objs), ctx=rng.choice(ctxs), ident=rng.choice(IDENTS),
+            num=rng.randint(0, 99), call="run()")
+    return text
+
+
+def _variation(rng: random.Random, lang: str, ref: str, k: int) -> str:
+    units = list(ref) if lang == "zh" else ref.split()
+    join = "".join if lang == "zh" else " ".join
+    kind = k % 5
+    if kind == 0 and len(units) > 3:  # drop a unit
+        del units[rng.randrange(len(units))]
+    elif kind == 1 and len(units) > 3:  # swap two neighbours
+        i = rng.randrange(len(units) - 1)
+        units[i], units[i + 1] = units[i + 1], units[i]
+    elif kind == 2:  # replace a unit with a word of the language
+        units[rng.randrange(len(units))] = rng.choice(WORDS[lang][0])
+    elif kind == 3:  # truncate (early termination) or extend (late termination)
+        units = units[:max(2, len(units) * 2 // 3)] if rng.random() < 0.5 else units + units[:3]
+    else:  # an unrelated comment of the same language
+        return _comment(rng, lang)
+    return join(units)
+
+
+def workload(n_refs: int = 500, preds_per_ref: int = 5, seed: int = 0):
+    """(predictions, references, languages): n_refs x preds_per_ref pairs over five languages."""
+    rng = random.Random(seed)
+    langs = list(TEMPLATES)
+    preds, refs, pair_langs = [], [], []
+    seen = set()
+    for i in range(n_refs):
+        lang = langs[i % len(langs)]
+        ref = _comment(rng, lang)
+        while ref in seen:  # distinct references
+            ref = _comment(rng, lang)
+        seen.add(ref)
+        for k in range(preds_per_ref):
+            preds.append(_variation(rng, lang, ref, k))
+            refs.append(ref)
+            pair_langs.append(lang)
+    return preds, refs, pair_langs
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="intfloat/multilingual-e5-small")
+    parser.add_argument("--layer", type=int, default=9)
+    parser.add_argument("--refs", type=int, default=500)
+    parser.add_argument("--preds", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=64, help="the bert-score package's batch size")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args(argv)
+
+    import torch
+    from bert_score import BERTScorer as PackageScorer
+
+    from metrics.bertscore import BertScorer
+    from metrics.hub import pick_device, resolve_model
+
+    device = pick_device(args.device)
+    folder = str(resolve_model(args.model))
+    preds, refs, langs = workload(args.refs, args.preds)
+    print(f"workload: {len(preds)} pairs, {len(set(refs))} references, "
+          f"{len(set(preds) | set(refs))} distinct texts, languages {sorted(set(langs))}")
+    print(f"model {args.model} layer {args.layer} on {device}, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads")
+
+    package = PackageScorer(model_type=folder, num_layers=args.layer, batch_size=args.batch_size,
+                            device=device)
+    ours = BertScorer.from_pretrained(args.model, layer=args.layer, device=device,
+                                      dtype="float32")  # its own batching: by token budget
+    best = {"bert-score": float("inf"), "ours": float("inf")}
+    f_package = f_ours = None
+    for _ in range(args.repeats):
+        started = time.perf_counter()
+        _, _, f = package.score(preds, refs, batch_size=args.batch_size)
+        best["bert-score"] = min(best["bert-score"], time.perf_counter() - started)
+        f_package = f.tolist()
+        started = time.perf_counter()
+        scores = ours.score(preds, refs)
+        best["ours"] = min(best["ours"], time.perf_counter() - started)
+        f_ours = [s.f for s in scores]
+
+    errors = [s.error for s in scores if s.error]
+    diff = max(abs(a - b) for a, b in zip(f_ours, f_package))
+    rate = {k: len(preds) / v for k, v in best.items()}
+    print(f"bert-score package: {best['bert-score']:.2f} s  {rate['bert-score']:.1f} pairs/s")
+    print(f"metrics.bertscore : {best['ours']:.2f} s  {rate['ours']:.1f} pairs/s")
+    print(f"speed-up: {rate['ours'] / rate['bert-score']:.2f}x   max |F diff| = {diff:.2e} "
+          f"(tolerance {args.tolerance:g})  errors: {len(errors)}")
+    return 0 if diff <= args.tolerance and not errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
