@@ -2,6 +2,8 @@
 The statistics come from metrics.align.agreement, the project's one implementation."""
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from annotate import service, ui
@@ -12,18 +14,28 @@ st.header("Inter-annotator agreement")
 with ui.db() as session:
     labels = service.finished_labels(session)
 codes = [c.id for c in default_taxonomy().labelable()]
-reports = service.agreement_by_language(labels, codes)
-if not any(r.n_items for r in reports):
+reports = [r for r in service.agreement_by_language(labels, codes) if r.n_items]
+if not reports:
     st.info("No item has two finished labels yet: assign with 2 or more annotators per item.")
-for report in reports:
-    st.subheader(f"{report.language}: {report.n_items} items labelled by two or more")
-    if not report.n_items:
-        continue
-    cols = st.columns(2)
-    cols[0].metric("Annotators", len(report.raters))
-    if report.alpha is not None:
-        cols[1].metric("Krippendorff's alpha (ordinal)", f"{report.alpha:.3f}")
-    st.caption("Accuracy label: quadratically weighted Cohen's kappa per pair")
-    st.dataframe(report.pairs, hide_index=True, key=f"agree_pairs_{report.language}")
-    with st.expander("Per taxonomy code"):
-        st.dataframe(report.codes, hide_index=True, key=f"agree_codes_{report.language}")
+    st.stop()
+
+
+def _mean(values) -> float | None:
+    finite = [float(v) for v in values if v == v]
+    return sum(finite) / len(finite) if finite else None
+
+
+overview = [{"language": r.language, "items (2+ labels)": r.n_items, "annotators": len(r.raters),
+             "mean pairwise kappa (quadratic)": _mean(r.pairs.kappa),
+             "Krippendorff alpha (ordinal)": None if r.alpha is None or math.isnan(r.alpha)
+             else r.alpha}
+            for r in reports]
+st.dataframe(overview, hide_index=True, key="agree_overview")
+st.caption("Kappa: quadratically weighted Cohen's kappa per pair of annotators on the items "
+           "both labelled; alpha when a language has more than two annotators. Per code: "
+           "Krippendorff's alpha (nominal) on presence/absence, and the mean pairwise F1.")
+for tab, report in zip(st.tabs([r.language for r in reports]), reports):
+    with tab:
+        st.dataframe(report.pairs, hide_index=True, key=f"agree_pairs_{report.language}")
+        used = report.codes[report.codes.items_with_code > 0]
+        st.dataframe(used, hide_index=True, key=f"agree_codes_{report.language}")

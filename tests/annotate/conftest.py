@@ -7,17 +7,14 @@ import pytest
 PASSWORD = "s3cret-pass"
 
 
-@pytest.fixture
-def app_db(db_url, monkeypatch):
-    """The URL of a seeded database, also in $NLCE_DATABASE_URL for the app."""
+def _seed(url: str) -> None:
     from sqlmodel import Session
 
     from annotate import service
     from annotate.synthetic import add_synthetic_corpus
     from db import get_engine
 
-    engine = get_engine(db_url)
-    with Session(engine) as session:
+    with Session(get_engine(url)) as session:
         add_synthetic_corpus(session, targets_per_language=3, languages=("nl", "zh"),
                              models=("model-a", "model-b"))
         anna = service.create_annotator(session, username="anna", password=PASSWORD,
@@ -29,10 +26,28 @@ def app_db(db_url, monkeypatch):
         service.assign(session, annotator_ids=[anna.id], per_item=1, strategy="stratified")
         service.assign(session, annotator_ids=[bas.id], languages=["nl"], per_item=2)
         session.commit()
-    monkeypatch.setenv("NLCE_DATABASE_URL", db_url)
-    yield db_url
-    engine.dispose()
+
+
+def _seeded(url: str, monkeypatch):
+    from db import get_engine
+
+    _seed(url)
+    monkeypatch.setenv("NLCE_DATABASE_URL", url)
+    yield url
+    get_engine(url).dispose()
     get_engine.cache_clear()
+
+
+@pytest.fixture
+def app_db(db_url, monkeypatch):
+    """The URL of a seeded SQLite database, also in $NLCE_DATABASE_URL for the app."""
+    yield from _seeded(db_url, monkeypatch)
+
+
+@pytest.fixture
+def app_any_db(any_db_url, monkeypatch):
+    """The same seeded database, once on SQLite and once on PostgreSQL."""
+    yield from _seeded(any_db_url, monkeypatch)
 
 
 @pytest.fixture

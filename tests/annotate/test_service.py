@@ -283,3 +283,24 @@ def test_team_progress_counts_per_annotator_and_language(session, ids):
     assert rows[("bas", "nl")] == {**rows[("bas", "nl")], "assigned": 6, "done": 1,
                                    "flagged": 1, "remaining": 4, "median_seconds": 12.0}
     assert rows[("anna", "zh")]["assigned"] == 6 and ("bas", "zh") not in rows
+
+
+@pytest.mark.postgres
+def test_queue_save_stale_and_tables_on_sqlite_and_postgresql(app_any_db):
+    with Session(get_engine(app_any_db)) as session:
+        people = {a.username: a.id for a in service.list_annotators(session)}
+        queue = service.queue_for(session, people["bas"])
+        assert len(queue) == 6
+        gid = queue[0].generation_id
+        first = _save(session, gid, people["bas"], accuracy="partial", codes=["LG-GR1"])
+        _save(session, gid, people["anna"], accuracy="incorrect", codes=["SE-HA2"])
+        with pytest.raises(service.StaleAnnotationError):
+            _save(session, gid, people["bas"], accuracy="correct", expected=0)
+        session.rollback()
+        assert service.own_label(session, gid, people["bas"]).revision == first.revision
+        labels = service.finished_labels(session)
+        assert [d.generation_id for d in service.find_disagreements(labels)] == [gid]
+        rows = {(r["annotator"], r["language"]): r for r in service.team_progress(session)}
+        assert rows[("bas", "nl")]["done"] == 1
+        assert service.assign(session, annotator_ids=[people["lead"]], per_item=3) > 0
+        session.commit()
