@@ -29,7 +29,8 @@ from taxonomy import ACCURACY_LABELS
 LABEL_SOURCES = ("auto", "gold", "expert", "majority", "annotator:NAME")
 LABEL_SOURCES_HELP = (
     "which human label each generation gets: 'auto' (default) = the adjudicated gold label if "
-    "there is one, else the expert annotators' label (role 'expert'), else the majority of all "
+    "there is one, else the expert annotators' label (role or username 'expert'), else the "
+    "majority of all "
     "annotators; 'gold', 'expert' or 'majority' = only that source; 'annotator:NAME' = only that "
     "annotator's labels. Ties in a majority go to the label of the earliest annotation.")
 
@@ -181,7 +182,8 @@ def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame, source: s
             rows[g.generation_id] = {"generation_id": g.generation_id, "label": g.accuracy,
                                      "codes": g.codes, "source": "gold"}
     if source in ("auto", "expert"):
-        by_vote(annotations[annotations.role == "expert"], "expert")
+        by_vote(annotations[(annotations.role == "expert") | (annotations.annotator == "expert")],
+                "expert")
     if source in ("auto", "majority"):
         by_vote(annotations, "majority")
     if source.startswith("annotator:"):

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from align_testkit import fill_align_db
+
 from metrics.align import data
 from metrics.align.analysis import context_effect
 from metrics.align.families import load_model_families, model_group
@@ -188,3 +190,11 @@ def test_family_table_is_extendable(tmp_path):
     bad.write_text("families:\n  - {family: x}\n")
     with pytest.raises(ValueError, match="bad.yaml: family entry 1 needs 'pattern' and 'group'"):
         load_model_families(bad)
+
+
+def test_same_numbers_on_sqlite_and_postgresql(any_db_url):
+    fill_align_db(any_db_url)
+    report = run_alignment(any_db_url, AlignOptions(bootstrap=0, slices=("all",)))
+    good = row(report.metrics.kappa, GOOD)
+    assert good.n == 120 and good.kappa > 0.9
+    assert len(report.labels) == 120 and report.judges.kappa.iloc[0].n == 120
