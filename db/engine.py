@@ -34,6 +34,17 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def _sqlite_begin_before_savepoint(connection, _name) -> None:
+    """pysqlite opens a transaction only before INSERT/UPDATE/DELETE, so a SAVEPOINT issued first
+    (SELECT, then `session.begin_nested()`) would itself start the transaction, and releasing it
+    would COMMIT everything so far. Open the real transaction first. IMMEDIATE takes the write
+    lock now (waiting up to busy_timeout): a savepoint is there to write, and a deferred read
+    snapshot could not be upgraded to a write once another writer has committed."""
+    dbapi_connection = connection.connection.dbapi_connection
+    if not dbapi_connection.in_transaction:
+        dbapi_connection.execute("BEGIN IMMEDIATE")
+
+
 @lru_cache(maxsize=16)
 def get_engine(url: str | None = None) -> Engine:
     """An engine for the URL (cached per URL), with the schema created if it is missing."""
@@ -44,6 +55,7 @@ def get_engine(url: str | None = None) -> Engine:
     engine = create_engine(url, **kwargs)
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "savepoint", _sqlite_begin_before_savepoint)
     init_schema(engine)
     return engine
 
