@@ -91,21 +91,31 @@ def diff_html(original: str, predicted: str, *, original_label: str = "Original"
     )
 
 
-def output_overflow(raw_output: str, predicted_comment: str) -> str:
+def output_overflow(raw_output: str, predicted_comment: str, *, anchor_chars: int = 24) -> str:
     """What the raw model output holds beyond the predicted comment ("" when nothing).
 
-    The predicted comment is cut out of the raw output, usually as its prefix; when it is not a
-    prefix the whole raw output is returned so nothing the model wrote is hidden."""
+    The predicted comment is cut out of the raw output; the raw output may also be only the
+    continuation of a primer that the comment starts with. The end of the comment is found by
+    its last `anchor_chars` characters; when they are not in the raw output at all, the whole
+    raw output is returned, so nothing the model wrote is hidden."""
     raw = raw_output or ""
-    predicted = predicted_comment or ""
-    if raw.strip() == predicted.strip():
+    predicted = (predicted_comment or "").strip()
+    if not raw.strip() or raw.strip() == predicted:
         return ""
-    stripped = raw.lstrip()
-    if predicted and stripped.startswith(predicted.strip()):
-        return stripped[len(predicted.strip()):]
-    index = raw.find(predicted.strip()) if predicted.strip() else -1
-    if index >= 0:
-        return raw[index + len(predicted.strip()):]
+    if predicted.endswith(raw.strip()):  # the raw output is the comment's own continuation
+        return ""
+    tail = predicted[-anchor_chars:]
+    at = raw.find(tail) if tail else -1
+    if at >= 0:
+        rest = raw[at + len(tail):]
+        return rest if rest.strip() else ""
+    # The raw output may start inside the comment (after a primer): the longest start of it
+    # that the comment ends with is the comment's part.
+    for k in range(min(len(raw), len(predicted) + 64), 0, -1):
+        head = raw[:k].strip()
+        if head and predicted.endswith(head):
+            rest = raw[k:]
+            return rest if rest.strip() else ""
     return raw
 
 
@@ -204,8 +214,8 @@ def code_html(content: str, span_start: int, span_end: int, *, programming_langu
     if len(lines) > 1 and not lines[-1]:
         lines.pop()  # the file's final newline is not a line of its own
     numbered = "".join(
-        f'<span class="nlce-ln">{window.first_line + i}</span>{line}\n'
-        for i, line in enumerate(lines))
+        f'<span class="nlce-line"><span class="nlce-ln">{window.first_line + i}</span>'
+        f"{line}</span>" for i, line in enumerate(lines))
     return f'<div class="nlce-code highlight"><pre>{numbered}</pre></div>'
 
 
@@ -216,6 +226,7 @@ def _insert_at(pieces: list[str], window: CodeWindow, marker: str) -> list[str]:
     return [before, marker, after]
 
 
+@lru_cache(maxsize=4)
 def code_css(style: str = "friendly") -> str:
     """Pygments colours scoped to the code view, and the app's own marks."""
     return HtmlFormatter(style=style).get_style_defs(CODE_CSS_SCOPE) + _APP_CSS
@@ -224,7 +235,9 @@ def code_css(style: str = "friendly") -> str:
 _APP_CSS = """
 .nlce-code pre { font-size: 12.5px; line-height: 1.35; max-height: 470px; overflow: auto;
   margin: 0; padding: 6px 8px; background: #fafafa; border: 1px solid #e5e5e5; border-radius: 6px; }
-.nlce-ln { display: inline-block; width: 3.2em; color: #999; user-select: none; }
+.nlce-line { display: block; white-space: pre-wrap; word-break: break-word;
+  padding-left: 3.2em; text-indent: -3.2em; min-height: 1.35em; }
+.nlce-ln { display: inline-block; width: 3.2em; text-indent: 0; color: #999; user-select: none; }
 mark.nlce-mask { background: #ffe58a; outline: 2px solid #f0b400; border-radius: 2px; padding: 0; }
 .nlce-diff { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
 .nlce-diff-side pre { white-space: pre-wrap; word-break: break-word; font-size: 13.5px;

@@ -40,6 +40,11 @@ def test_overflow_is_what_follows_the_comment():
         "\nreturn a + b")
     assert output_overflow("# same", "# same") == ""
     assert output_overflow("something else", "# cut") == "something else"
+    # the raw output continues a primer the comment starts with: nothing runs past it
+    assert output_overflow(" σε λεκτικό χαρακτηρισμό", "# Μετατρέπει τον βαθμό σε λεκτικό "
+                           "χαρακτηρισμό") == ""
+    assert output_overflow(" twee getallen\nreturn a + b", "# Geeft de som van twee getallen"
+                           ).strip() == "return a + b"
 
 
 def test_code_window_keeps_the_span():
@@ -58,7 +63,8 @@ def test_code_html_marks_the_comment_on_every_line_it_spans():
     out = code_html(content, start, end, programming_language="python")
     marked = re.findall(r'<mark class="nlce-mask"[^>]*>(.*?)</mark>', out)
     assert len(marked) == 2  # one mark per line, so each line keeps its own number
-    assert '<span class="nlce-ln">4</span>' in out and '<span class="k">return</span>' in out
+    assert '<span class="nlce-ln">4</span>' in out and out.count('class="nlce-line"') == 4
+    assert '<span class="k">return</span>' in out
 
 
 def test_code_html_survives_out_of_range_offsets():
