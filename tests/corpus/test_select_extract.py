@@ -180,3 +180,22 @@ def test_unreadable_file_is_reported_and_the_rest_goes_on(tmp_path, db_url):
                          console=False)
     assert "cannot read" in dict(result.report.problems)[str(tmp_path / "weg.py")]
     assert result.written_files == 1
+
+
+@pytest.mark.slow
+def test_model_tokenizer_counts_and_budget(tmp_path, db_url, smollm2):
+    """--tokenizer resolves an offline id through metrics.hub and replaces the approximation."""
+    (tmp_path / "u.py").write_text(DUTCH_PY, encoding="utf-8")
+    result = run_extract([tmp_path], natural_language="nl", dataset="tok", db_url=db_url,
+                         tokenizers=["HuggingFaceTB/SmolLM2-135M-Instruct"], console=False,
+                         config=SelectionConfig(targets_per_file=0))
+    report = result.report
+    assert report.approximate_tokens is False
+    assert report.tokenizers == ["hf:HuggingFaceTB/SmolLM2-135M-Instruct"]
+    _, tokenizer = smollm2
+    lengths = [len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in (
+        '"""Hulpfuncties voor het inlezen van bestanden en het opschonen van de gegevens."""',
+        '"""Leest het bestand in en geeft de regels terug zonder lege regels aan het einde."""')]
+    from corpus.tokens import generation_budget
+
+    assert report.budgets["hf:HuggingFaceTB/SmolLM2-135M-Instruct"] == generation_budget(lengths)

@@ -1,0 +1,154 @@
+"""FIM layouts per family, the prime, and cutting the predicted comment out of raw output."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from corpus.cutting import cut_comment
+from corpus.fim import (FimFamily, UnknownFamilyError, build_fim_prompt, families,
+                        family_for_model, get_family, load_families_file, prime_end)
+
+CODE = "int f() {\n    /** Berekent de som van {a} en b. */\n    return a + b;\n}\n"
+START = CODE.index("/**")
+END = CODE.index("*/") + 2
+
+
+@pytest.mark.parametrize("family, expected", [
+    ("starcoder2", "<fim_prefix>{P}<fim_suffix>{S}<fim_middle>"),
+    ("codellama", "<PRE> {P} <SUF>{S} <MID>"),
+    ("codegemma", "<|fim_prefix|>{P}<|fim_suffix|>{S}<|fim_middle|>"),
+    ("codeqwen1.5", "<fim_prefix>{P}<fim_suffix>{S}<fim_middle>"),
+    ("granite-code", "<fim_prefix>{P}<fim_suffix>{S}<fim_middle>"),
+    ("qwen2.5-coder", "<|fim_prefix|>{P}<|fim_suffix|>{S}<|fim_middle|>"),
+    ("plain", "{P}"),
+])
+def test_fim_layouts(family, expected):
+    fim = build_fim_prompt(CODE, START, END, get_family(family), closer="*/")
+    prefix = CODE[:START] + "/** Berekent de som"
+    suffix = CODE[END:]
+    assert fim.prime == "/** Berekent de som"
+    assert fim.prefix == prefix and fim.suffix == suffix
+    assert fim.prompt == expected.replace("{P}", prefix).replace("{S}", suffix)
+    assert "{a}" not in fim.prompt or family != "plain"  # braces in code survive rendering
+
+
+@pytest.mark.parametrize("family, stops", [
+    ("starcoder2", {"<|endoftext|>", "<file_sep>"}),
+    ("codellama", {"<EOT>", "</s>"}),
+    ("codegemma", {"<|file_separator|>", "<eos>"}),
+    ("codeqwen1.5", {"<|endoftext|>"}),
+    ("granite-code", {"<|endoftext|>"}),
+])
+def test_stop_sentinels(family, stops):
+    assert stops <= set(get_family(family).stops)
+
+
+@pytest.mark.parametrize("model, family", [
+    ("bigcode/starcoder2-7b", "starcoder2"),
+    ("codellama/CodeLlama-7b-hf", "codellama"),
+    ("meta-llama/CodeLlama-7b-hf", "codellama"),
+    ("google/codegemma-7b", "codegemma"),
+    ("Qwen/CodeQwen1.5-7B", "codeqwen1.5"),
+    ("ibm-granite/granite-8b-code-base-4k", "granite-code"),
+    ("Qwen/Qwen2.5-Coder-7B", "qwen2.5-coder"),
+    ("HuggingFaceTB/SmolLM2-135M-Instruct", "plain"),
+    ("/models/starcoder2-3b", "starcoder2"),
+])
+def test_family_for_model(model, family):
+    assert family_for_model(model).name == family
+
+
+def test_unknown_model_and_family_are_clear():
+    with pytest.raises(UnknownFamilyError, match="--family"):
+        family_for_model("acme/mystery-7b")
+    with pytest.raises(UnknownFamilyError, match="known:"):
+        get_family("nope")
+    with pytest.raises(ValueError, match="suffix"):
+        FimFamily("bad", "<p>{prefix}<m>")
+
+
+def test_user_family_from_json(tmp_path):
+    path = tmp_path / "families.json"
+    path.write_text(json.dumps([{"name": "deepseek-coder-test",
+                                 "template": "<｜fim▁begin｜>{prefix}<｜fim▁hole｜>{suffix}"
+                                             "<｜fim▁end｜>",
+                                 "stops": ["<｜end▁of▁sentence｜>"],
+                                 "patterns": ["deepseek-coder"]}]), encoding="utf-8")
+    (family,) = load_families_file(path)
+    assert family_for_model("deepseek-ai/deepseek-coder-6.7b-base") is family
+    assert family.render("A", "B") == "<｜fim▁begin｜>A<｜fim▁hole｜>B<｜fim▁end｜>"
+    assert "deepseek-coder-test" in families()
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"template": "{prefix}"}]', encoding="utf-8")
+    with pytest.raises(ValueError, match="family #0"):
+        load_families_file(broken)
+
+
+@pytest.mark.parametrize("comment, closer, prime", [
+    ("// Berekent de som van twee getallen", "", "// Berekent de som"),
+    ("/**\n     * Berekent de som van a */", "*/", "/**\n     * Berekent de som"),
+    ('"""Leest het bestand in."""', '"""', '"""Leest het bestand'),
+    ("# 计算两个整数的和", "", "# 计算两"),
+    ("// Een\n// twee drie vier", "", "// Een\n// twee drie"),
+    ("/* Te kort */", "*/", "/* Te kort "),
+    ("// @param waarde de invoer", "", "// @param waarde de"),
+])
+def test_prime_is_the_first_three_words(comment, closer, prime):
+    assert comment[:prime_end(comment, closer=closer)] == prime
+
+
+def test_prime_in_model_tokens(smollm2):
+    _, tokenizer = smollm2
+    comment = "// Berekent de som van twee getallen"
+    end = prime_end(comment, 3, tokenizer=tokenizer)
+    assert comment.startswith(comment[:end]) and end < len(comment)
+    pieces = tokenizer(comment[:end], add_special_tokens=False)["input_ids"]
+    assert len(pieces) >= 3
+
+
+CUTS = [
+    # (kind, prime, raw, stops, expected comment, reason)
+    ("docblock", "/** Berekent de som", " van a en b.\n */\n    return a + b;", (),
+     "/** Berekent de som van a en b.\n */", "closed"),
+    ("block", "/* Berekent de som", " van a */ int x; /* ander */", (),
+     "/* Berekent de som van a */", "closed"),
+    ("docstring", '"""Leest het bestand', ' in."""\n    return 1\n', (),
+     '"""Leest het bestand in."""', "closed"),
+    ("docstring", '"""Leest het bestand', ' in.\n\n    Args:\n        pad: het pad."""\n', (),
+     '"""Leest het bestand in.\n\n    Args:\n        pad: het pad."""', "closed"),
+    ("line", "// Berekent de som", " van a en b.\n    return a + b;\n", (),
+     "// Berekent de som van a en b.", "code_resumed"),
+    ("line", "// Berekent de som", " van a\n    // en b.\n\n// los\n", (),
+     "// Berekent de som van a\n    // en b.", "code_resumed"),
+    ("line", "# Leest het", " bestand in<|endoftext|># meer", ("<|endoftext|>",),
+     "# Leest het bestand in", "sentinel"),
+    ("line", "// Som", " van a\r\n// en b\r\nint x;", (), "// Som van a\r\n// en b",
+     "code_resumed"),
+    ("docblock", "/** Berekent de som", " van a en b", (), "/** Berekent de som van a en b",
+     "end_of_output"),
+    ("docblock", "/** Berekent", " de som <EOT> */", ("<EOT>",), "/** Berekent de som",
+     "sentinel"),
+    ("block", "/* Berekent", " de som */<|file_separator|>", ("<|file_separator|>",),
+     "/* Berekent de som */", "closed"),
+    ("line", "// 计算两", "个整数的和 😀\n", (), "// 计算两个整数的和 😀", "end_of_output"),
+    ("line", "// Berekent de som", "", (), "// Berekent de som", "end_of_output"),
+]
+
+
+@pytest.mark.parametrize("kind, prime, raw, stops, expected, reason", CUTS)
+def test_cut_comment(kind, prime, raw, stops, expected, reason):
+    from corpus.comments import comment_closer, comment_opener
+
+    opener = comment_opener(prime, kind)
+    closer = comment_closer(prime + '"""', kind) if kind == "docstring" else (
+        "*/" if kind != "line" else "")
+    result = cut_comment(raw, prime=prime, kind=kind, opener=opener, closer=closer, stops=stops)
+    assert (result.comment, result.reason) == (expected, reason)
+
+
+def test_docstring_opener_is_not_its_closer():
+    result = cut_comment("a\n    b", prime='"""', kind="docstring", opener='"""', closer='"""')
+    assert (result.comment, result.reason) == ('"""a\n    b', "end_of_output")
+    result = cut_comment(' x"""', prime='"""Doc', kind="docstring", opener='"""', closer='"""')
+    assert result.comment == '"""Doc x"""'
