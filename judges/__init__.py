@@ -1,1 +1,10 @@
-"""judges package."""
+"""LLM-as-a-judge for generated code comments, in en, zh, nl, el and pl (the study's section 8).
+
+- `judges.prompts`: pure prompt builders per strategy (standard, cot, rubric, hierarchical) and
+  language, their output schemas and versions; wording lives in `judges.i18n`;
+- `judges.order`: prediction order per target (fixed, shuffle, rotate) for position-bias control;
+- `judges.parse`: the lenient, recording parser and the hierarchical merge;
+- `judges.client`: OpenAI-compatible and local backends, retries, the response cache;
+- `judges.runner` / `python -m judges.run`: judging the targets of a database, resumably;
+- `judges.report` / `python -m judges.report`: failure rates and agreement with the humans.
+"""
