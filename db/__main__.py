@@ -90,7 +90,11 @@ def _cmd_info(args) -> int:
 
 def _cmd_upgrade(args) -> int:
     from db.engine import get_engine
-    from db.migrate import current_revision, head_revision, upgrade
+    try:
+        from db.migrate import current_revision, head_revision, upgrade
+    except ImportError as error:  # migrations are optional: create_all builds new databases
+        print(f"error: schema migrations are not available here ({error})", file=sys.stderr)
+        return 2
 
     engine = get_engine(resolve_url(args.db))
     upgrade(engine)

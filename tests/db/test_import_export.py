@@ -185,3 +185,22 @@ def test_module_aliases_run(tmp_path, small_jsonl):
                            "--db", url], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "o" / "export.jsonl").read_text(encoding="utf-8").count("\n") == 22
+
+
+def test_format_doc_example_imports(tmp_path, db_url):
+    """The example in db/FORMAT.md is valid and imports as described."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "db" / "FORMAT.md").read_text(encoding="utf-8")
+    block = doc.split("```json\n", 1)[1].split("```", 1)[0]
+    decoder, records, at = json.JSONDecoder(), [], 0
+    while block[at:].strip():
+        at += len(block[at:]) - len(block[at:].lstrip())
+        record, at = decoder.raw_decode(block, at)
+        records.append(record)
+    stats = _import(db_url, write_jsonl(tmp_path / "example.jsonl", records))
+    assert stats["annotation"] == {"created": 1} and stats["generation"] == {"created": 1}
+    with session_scope(db_url) as session:
+        target = session.execute(select(m.Target)).scalars().one()
+        source = session.get(m.SourceFile, target.source_file_id)
+        assert source.content[target.span_start:target.span_end] == target.original_comment
