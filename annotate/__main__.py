@@ -37,9 +37,10 @@ def streamlit_command(port: int, address: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m annotate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m annotate",
+                                     description="Start the labelling app (Streamlit).")
     add_database_argument(parser)
-    parser.add_argument("--port", type=int, default=8501)
+    parser.add_argument("--port", type=int, default=8501, help="default 8501")
     parser.add_argument("--address", default="127.0.0.1",
                         help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a team)")
     parser.add_argument("--demo", action="store_true",

@@ -204,11 +204,18 @@ def test_lead_assign_page(app_db, ids):
     at = signed_in("lead")
     at.switch_page("views/assign.py").run()
     assert not at.exception, at.exception
-    at.multiselect[0].set_value([p for p in at.multiselect[0].options] and [
-        v for v in at.multiselect[0].value])
+    assert [p.username for p in at.multiselect[0].value] == ["anna", "bas"]  # not the lead
+    at.multiselect[0].set_value([p for p in at.multiselect[0].value if p.username == "anna"])
+    at.multiselect[1].set_value(["nl"])
     at.number_input[0].set_value(2)
     at.button[0].click().run()
-    assert "Added" in at.success[0].value
+    assert "Added 0 assignments" in at.success[0].value  # anna already holds every nl item
+    with Session(get_engine(app_db)) as session:
+        lead_before = len(service.queue_for(session, ids["lead"]))
+    at.multiselect[0].set_value([])
+    at.button[0].click().run()
+    assert "no annotators to assign to" in at.error[0].value
+    assert lead_before == 0
 
 
 def test_lead_agreement_adjudication_and_summary(app_db, ids):
@@ -240,3 +247,27 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
     assert "6 items counted" in "".join(c.value for c in at.caption)
     at.switch_page("views/analysis.py").run()
     assert not at.exception, at.exception
+
+
+def test_oidc_sign_in_maps_the_email_to_an_account(app_db):
+    with Session(get_engine(app_db)) as session:
+        eva = service.create_annotator(session, username="eva@example.org", password=None,
+                                       languages=["nl"])
+        service.assign(session, annotator_ids=[eva.id], languages=["nl"], per_item=3)
+        session.commit()
+    at = _app()
+    at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback",
+                          "cookie_secret": "test-only", "client_id": "x", "client_secret": "y",
+                          "server_metadata_url": "http://127.0.0.1:9/.well-known/x"}
+    at.user = {"is_logged_in": True, "email": "Eva@example.org", "name": "Eva"}
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["nlce_user"].username == "eva@example.org"
+    assert "Item 1 of 6" in texts(at)
+
+    stranger = _app()
+    stranger.secrets["auth"] = at.secrets["auth"]
+    stranger.user = {"is_logged_in": True, "email": "mallory@example.org"}
+    stranger.run()
+    assert "No active account for 'mallory@example.org'" in stranger.error[0].value
+    assert any(b.label == "Sign in with single sign-on" for b in stranger.button)
