@@ -180,6 +180,7 @@ class OpenAIBackend:
         self.backoff_base_s, self.backoff_cap_s = backoff_base_s, backoff_cap_s
         self.max_retry_after_s = max_retry_after_s
         self._rng = random.Random()
+        self._token_param = "max_tokens"  # or max_completion_tokens, if the endpoint asks for it
         self.calls = 0  # HTTP requests made, retries included
         self._calls_lock = threading.Lock()
         # a local endpoint (vLLM, Ollama, test server) may need no key; the client needs one
@@ -197,12 +198,13 @@ class OpenAIBackend:
         openai = self._openai
         notes: list[dict] = []
         kwargs: dict[str, Any] = dict(model=self.model, messages=messages,
-                                      temperature=self.params.temperature, seed=self.params.seed,
-                                      max_tokens=self.params.max_tokens)
+                                      temperature=self.params.temperature, seed=self.params.seed)
+        kwargs[self._token_param] = self.params.max_tokens
         if response_format is not None:
             kwargs["response_format"] = response_format
         started = time.monotonic()
-        for attempt in range(self.max_retries + 1):
+        attempt = 0  # failed attempts so far; a parameter switch is not one
+        while True:
             with self._calls_lock:
                 self.calls += 1
             try:
@@ -210,6 +212,12 @@ class OpenAIBackend:
             except (openai.APIConnectionError, openai.APIStatusError) as exc:  # timeouts included
                 status = getattr(exc, "status_code", None)
                 retryable = status is None or status in (408, 409, 429) or status >= 500
+                if status == 400 and "max_tokens" in kwargs and "max_completion_tokens" in str(exc):
+                    # newer OpenAI models take the same limit under another name
+                    self._token_param = "max_completion_tokens"
+                    kwargs[self._token_param] = kwargs.pop("max_tokens")
+                    notes.append({"kind": "max_completion_tokens_used"})
+                    continue
                 if (not retryable and response_format is not None and status in (400, 422)
                         and _mentions_response_format(str(exc))):
                     return ChatResult(error=f"HTTP {status}: structured output rejected",
@@ -231,12 +239,12 @@ class OpenAIBackend:
                 notes.append({"kind": "retry", "attempt": attempt + 1, "reason": kind,
                               "retry_after_s": hinted, "waited_s": round(wait, 3)})
                 self.sleep(wait)
+                attempt += 1
                 continue
             except openai.APIError as exc:  # a body the client could not read
                 return ChatResult(error=f"invalid response: {_short(exc)}", attempts=attempt + 1,
                                   notes=notes, latency_s=time.monotonic() - started)
             return _chat_result(response, attempt + 1, notes, time.monotonic() - started)
-        raise AssertionError("unreachable")
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:

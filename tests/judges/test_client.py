@@ -141,3 +141,16 @@ def test_api_key_from_env_or_secrets_file(tmp_path, monkeypatch):
     (tmp_path / "bad.env").write_text("A=1\nB=2\n")
     with pytest.raises(ValueError, match="no OPENAI_API_KEY"):
         read_api_key(str(tmp_path / "bad.env"))
+
+
+def test_max_completion_tokens_when_the_endpoint_asks_for_it(chat_server):
+    chat_server.script = [reply("Unsupported parameter: 'max_tokens' is not supported with this "
+                                "model. Use 'max_completion_tokens' instead.", status=400),
+                          reply("{}"), reply("{}")]
+    client = make_client(chat_server, max_retries=0)  # a parameter switch is not a retry
+    result = client.complete(MESSAGES, None)
+    assert result.error is None and result.notes == [{"kind": "max_completion_tokens_used"}]
+    assert "max_tokens" not in chat_server.requests[1]
+    assert chat_server.requests[1]["max_completion_tokens"] == 123
+    client.complete([{"role": "user", "content": "next"}], None)  # remembered: one call
+    assert chat_server.calls == 3 and chat_server.requests[2]["max_completion_tokens"] == 123
