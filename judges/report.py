@@ -228,6 +228,55 @@ def write_report(report: dict, out: Path) -> list[Path]:
     return written
 
 
+def _run_label(row) -> str:
+    return f"{row['model']} | {row['language']} | {row['strategy']} (run {row['run_id']})"
+
+
+def write_figures(report: dict, out: Path) -> list[Path]:
+    """PNG counterparts of Figures 15-16 (failure and empty rates per run) and 19 (pooled
+    per-code precision/recall; * = fewer than 10 predicted or labelled)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    rates = report["failure_rates"]
+    if not rates.empty:
+        labels = [_run_label(r) for _, r in rates.iterrows()]
+        fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.35 * len(rates)), sharey=True)
+        for ax, column, title in ((axes[0], "parse_failure_rate", "parse failures"),
+                                  (axes[1], "empty_rate", "empty responses")):
+            ax.barh(labels, rates[column].fillna(0.0), color="#b04a4a" if column.startswith(
+                "parse") else "#4a6fb0")
+            ax.set_xlim(0, 1)
+            ax.set_title(title)
+            ax.invert_yaxis()
+        fig.tight_layout()
+        path = out / "failure_rates.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    codes = report["codes_pooled"]
+    codes = codes[(codes["support"] > 0) | (codes["predicted"] > 0)]
+    if not codes.empty:
+        names = [f"{r['model']} | {r['strategy']} | {r['code']}{' *' if r['low_count'] else ''}"
+                 for _, r in codes.iterrows()]
+        fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.3 * len(codes)), sharey=True)
+        for ax, column in zip(axes, ("precision", "recall")):
+            ax.barh(names, codes[column].fillna(0.0), color="#5a8f5a")
+            ax.set_xlim(0, 1)
+            ax.set_title(column)
+            ax.invert_yaxis()
+        fig.tight_layout()
+        path = out / "code_precision_recall.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m judges.report", description=__doc__.split("\n\n")[0])
     add_database_argument(parser)
@@ -268,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                      ["model", "strategy", "code", "precision", "recall", "support", "predicted",
                       "low_count"])
     if args.out:
-        for path in write_report(report, args.out):
+        for path in write_report(report, args.out) + write_figures(report, args.out):
             console.print(f"wrote {path}")
     return 0
 
