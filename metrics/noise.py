@@ -26,6 +26,8 @@ from metrics.scores import MetricInputError, require_text
 from metrics.tokenize import tokenizer_for
 
 NOISE_KINDS = ("uniform", "targeted")
+# The comment tokenizer of the target's language family, vocabulary = its dataset's files.
+LEXICAL_NOISE_TOKENIZER = "comment-v1@dataset-vocab"
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def lexical_vocabulary(texts: Sequence[str], lang: str) -> list[str]:
 
 def lexical_noise_tokenizer(lang: str, vocabulary: Sequence[str]) -> NoiseTokenizer:
     tok = tokenizer_for(lang)
-    return NoiseTokenizer(f"{tok.signature}@dataset-vocab", tok.tokenize, " ".join,
+    return NoiseTokenizer(LEXICAL_NOISE_TOKENIZER, tok.tokenize, " ".join,
                           list(vocabulary))
 
 
