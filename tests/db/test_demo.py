@@ -114,3 +114,9 @@ def test_ensure_loads_only_into_an_empty_database(tmp_path, capsys):
     assert "already holds generations" in capsys.readouterr().out
     assert main(["demo", "--force", "--db", url]) == 0  # idempotent merge: same counts
     assert "generation 125" in capsys.readouterr().out
+
+
+def test_demo_loads_on_postgresql(any_db_url):
+    counts = load_demo(any_db_url)
+    assert (counts["generation"], counts["annotation"], counts["gold_label"]) == (125, 240, 6)
+    assert load_demo(any_db_url) == counts  # idempotent

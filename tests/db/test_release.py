@@ -148,3 +148,15 @@ def test_language_must_be_known(tmp_path, db_url, capsys):
     assert main(["import", "--format", "release", "--lang", "nl", "--dataset", "study",
                  str(path), "--db", db_url]) == 0
     assert "annotation      5 created" in capsys.readouterr().out
+
+
+def test_release_import_on_postgresql_too(tmp_path, any_db_url):
+    path = write_release(tmp_path / "nl.parquet", release_rows())
+    _import(any_db_url, [path])
+    assert _expert_labels(any_db_url) == EXPECTED
+    bad = release_rows()
+    bad[2]["error_codes_google/codegemma-7b"] = "XX-1"
+    before = table_counts(any_db_url)
+    with pytest.raises(ImportFailed):
+        _import(any_db_url, [write_release(tmp_path / "nl_bad.jsonl", bad)], dataset="other")
+    assert table_counts(any_db_url) == before
