@@ -287,16 +287,19 @@ def _release_str(row: dict, column: str, *, required: bool) -> str | None:
 
 
 def release_row_records(row: dict, *, language: str, dataset: str, models: Iterable[str],
-                        expert: str = "expert", map_codes=None) -> list[dict]:
+                        expert: str = "expert", map_codes=None, place_file=None) -> list[dict]:
     """Project records (file, target, generations, expert annotations) for one release row.
 
     `map_codes(raw_codes) -> canonical codes` maps/validates error codes (raising ValueError);
-    its failures are reported on the error_codes column.
+    its failures are reported on the error_codes column. `place_file(file_id, repo, path,
+    content) -> path` may give a different file the same repo and path another path.
     """
     file_id = _release_str(row, "file_id", required=True)
     content = _release_str(row, "content", required=True)
     repo = _release_str(row, "repo", required=False) or ""
     path = _release_str(row, "path", required=False) or file_id
+    if place_file is not None:
+        path = place_file(file_id, repo, path, content)
     comment = _release_str(row, "original_comment", required=True)
     models = list(models)
     hints = [row.get(f"masked_data_{m}") for m in models]

@@ -535,6 +535,26 @@ def import_release(session: Session, paths: Iterable[str | Path], *, lang: str |
         map_codes = taxonomy.validate_codes
     writer.write(check_record({"type": "dataset", "name": dataset}))
     writer.write(check_record({"type": "annotator", "username": expert, "role": "expert"}))
+    dataset_id = writer.dataset_id(dataset)
+    owners: dict[tuple[str, str], str] = {}  # (repo, path) -> sha256 of the content there
+
+    def place_file(file_id: str, repo: str, path: str, content: str) -> str:
+        """The row's path, unless a different file already holds that repo and path (releases
+        may repeat a path across files): then `path@file_id`. Deterministic, so re-importing
+        finds the same places."""
+        digest = sha256_text(content)
+        for candidate in (path, f"{path}@{file_id}"):
+            if (repo, candidate) not in owners:
+                found = session.execute(select(m.SourceFile.content_sha256).filter_by(
+                    dataset_id=dataset_id, repo=repo, path=candidate)).scalars().first()
+                if found is None:
+                    owners[(repo, candidate)] = digest
+                    return candidate
+                owners[(repo, candidate)] = found
+            if owners[(repo, candidate)] == digest:
+                return candidate
+        raise FormatError(f"file {file_id!r}: {repo}/{path} and {path}@{file_id} already hold "
+                          f"other content", "path")
     for path in map(Path, paths):
         try:
             language = lang or language_from_filename(path.name)
@@ -549,6 +569,6 @@ def import_release(session: Session, paths: Iterable[str | Path], *, lang: str |
                 raise FormatError("missing column", missing[0])
             return release_row_records(row, language=language, dataset=dataset,
                                        models=release_models(row), expert=expert,
-                                       map_codes=map_codes)
+                                       map_codes=map_codes, place_file=place_file)
         _write_all(writer, str(path), read_table(path), convert)
     return writer.stats

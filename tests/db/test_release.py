@@ -160,3 +160,19 @@ def test_release_import_on_postgresql_too(tmp_path, any_db_url):
     with pytest.raises(ImportFailed):
         _import(any_db_url, [write_release(tmp_path / "nl_bad.jsonl", bad)], dataset="other")
     assert table_counts(any_db_url) == before
+
+
+def test_rows_sharing_a_file_or_only_its_path(tmp_path, db_url):
+    rows = release_rows()
+    second_target = dict(rows[0], file_id="nl-001",  # same file, another comment row
+                         original_comment="def optellen(a, b):")
+    other_file = dict(rows[1], file_id="nl-009", repo="r/a", path="calc.py")  # path clash
+    path = write_release(tmp_path / "nl.jsonl", rows + [second_target, other_file])
+    _import(db_url, [path])
+    before = table_counts(db_url)
+    assert before["source_file"] == 4 and before["target"] == 5
+    with session_scope(db_url) as session:
+        paths = {f.external_id: f.path for f in session.execute(select(m.SourceFile)).scalars()}
+    assert paths["nl-001"] == "calc.py" and paths["nl-009"] == "calc.py@nl-009"
+    _import(db_url, [path])
+    assert table_counts(db_url) == before
