@@ -60,6 +60,7 @@ def prepare_demo(url: str, console) -> int:
         console.print("demo scores already there; aligning")
         return 0
     try:
+        from metrics.runner import ConfigError, ScoringConfig
         from metrics.score import score_grid
     except ImportError as error:
         console.print("[red]error:[/red] the scoring runner (metrics.score.score_grid) is not "
@@ -67,6 +68,11 @@ def prepare_demo(url: str, console) -> int:
                       "Score the database with `python -m metrics.score` and run "
                       "`python -m metrics.align` without --demo.")
         return 3
-    console.print(f"scoring the demo grid ({len(demo_grid())} configurations; offline models)")
-    score_grid(demo_grid(), url=url)
+    console.print(f"scoring the demo grid ({len(demo_grid())} configurations; offline models; "
+                  f"finished scores are kept if interrupted)")
+    try:
+        score_grid([ScoringConfig(**config) for config in demo_grid()], url=url)
+    except ConfigError as error:
+        console.print(f"[red]error:[/red] the scoring runner rejected the demo grid: {error}")
+        return 3
     return 0

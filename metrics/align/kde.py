@@ -24,7 +24,8 @@ Choices, all explicit:
   (`binned_log_densities`), so a fit costs about the same for 100 or 100,000 scores;
   ``method="exact"`` evaluates every kernel at every grid node instead.
 - Regions. Crossings are found on a grid (`grid_size` points spanning every score +- 4
-  bandwidths) as changes of the winning class and placed by interpolating the log-density
+  bandwidths; only crossings within the range of the fitted scores count, beyond it the edge
+  region continues) as changes of the winning class and placed by interpolating the log-density
   difference, so they need not be ordered or contiguous: a class may own several intervals. No
   crossing means one interval (-inf, inf) for the winner. Densities are compared in log space where
   they underflow, so two far-apart point masses still split at the right place.
@@ -406,7 +407,7 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
         log_density = class_log_densities(x, codes, k, grid, bws)
         with np.errstate(divide="ignore"):
             log_density = log_density + np.log(prior)[:, None]
-    intervals = _intervals(grid, log_density, labels)
+    intervals = _intervals(grid, log_density, labels, x.min(), x.max())
     thresholds = Thresholds(
         labels=labels, intervals=intervals, weighting=weighting, bandwidth=spec,
         class_counts={str(label): int(n_c[i]) for i, label in enumerate(labels)},
@@ -415,7 +416,17 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
     return KDEFit(thresholds=thresholds, grid=grid, log_density=log_density)
 
 
-def _intervals(grid: np.ndarray, log_density: np.ndarray, labels: tuple) -> tuple:
+def _intervals(grid: np.ndarray, log_density: np.ndarray, labels: tuple,
+               low: float = -math.inf, high: float = math.inf) -> tuple:
+    """Intervals from the winning class at each grid node within [low, high] (the range of the
+    fitted scores); beyond it the edge region simply continues, so that crossings in the far
+    tails, where only kernel shapes decide (BLEU below 0, say), do not become regions."""
+    inside = (grid >= low) & (grid <= high)
+    if inside.sum() >= 2:
+        keep = np.flatnonzero(inside)
+        # one node either side, so a crossing right at the edge is still found
+        keep = np.arange(max(keep[0] - 1, 0), min(keep[-1] + 2, len(grid)))
+        grid, log_density = grid[keep], log_density[:, keep]
     winner = np.argmax(log_density, axis=0)
     change = np.flatnonzero(winner[1:] != winner[:-1])
     if change.size == 0:

@@ -235,8 +235,20 @@ def print_table(report: AlignReport, console=None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from metrics.align.figures import short_key
+
     console = console or Console()
-    kappa = report.metrics.kappa
+
+    def terminal_rows(frame: pd.DataFrame) -> pd.DataFrame:
+        # per-model rows stay in the CSV files when there is a broader slice to show
+        if frame.empty or not (frame.slice != "model").any():
+            return frame
+        return frame[frame.slice != "model"]
+
+    def name(key: str) -> str:
+        return escape(short_key(key).replace("\n", ""))
+
+    kappa = terminal_rows(report.metrics.kappa)
     if kappa.empty:
         console.print("[yellow]no metric configuration could be aligned[/yellow]")
     else:
@@ -249,28 +261,35 @@ def print_table(report: AlignReport, console=None) -> None:
                   if not pd.isna(getattr(r, "kappa_low", math.nan)) else "–")
             note = "⚠ see warnings" if isinstance(r.warning, str) and r.warning else ""
             regions = getattr(r, "regions", "")
-            table.add_row(escape(r.key), r.slice_value if r.slice != "all" else "all", str(r.n),
+            table.add_row(name(r.key), r.slice_value if r.slice != "all" else "all", str(r.n),
                           _fmt(r.kappa), ci, regions if isinstance(regions, str) else "", note)
         console.print(table)
-    if not report.noise.empty:
+    noise = report.noise
+    if not noise.empty and (noise.slice == "all").any():
+        noise = noise[noise.slice == "all"]  # per-slice rows: noise.csv
+    if not noise.empty:
         table = Table(title="noise separation (binary KDE): F1 of the noise class",
                       title_justify="left")
         for column in ("configuration", "noise", "slice", "n real/noise", "F1", "kappa"):
             table.add_column(column)
-        for r in report.noise.itertuples():
-            table.add_row(escape(r.key), r.noise, f"{r.slice}={r.slice_value}",
+        for r in noise.itertuples():
+            table.add_row(name(r.key), r.noise, f"{r.slice}={r.slice_value}",
                           f"{r.n_real}/{r.n_noise}",
                           _fmt(r.f1), _fmt(r.kappa))
         console.print(table)
-    if report.judges is not None and not report.judges.kappa.empty:
+    judges = terminal_rows(report.judges.kappa) if report.judges is not None else pd.DataFrame()
+    if not judges.empty:
         table = Table(title="LLM judges vs humans", title_justify="left")
         for column in ("judge", "slice", "n", "failures", "kappa", "95% CI"):
             table.add_column(column)
-        for r in report.judges.kappa.itertuples():
+        for r in judges.itertuples():
             table.add_row(escape(r.key), f"{r.slice}={r.slice_value}", str(r.n),
                           _fmt(r.failure_rate, 2),
                           _fmt(r.kappa), f"{_fmt(r.kappa_low, 2)}–{_fmt(r.kappa_high, 2)}")
         console.print(table)
+    if "model" in report.options.slices and len(report.options.slices) > 1:
+        console.print("per generating model (and noise per slice): kappa.csv, noise.csv, "
+                      "judges.csv and report.html")
     if not math.isnan(report.annotator_alpha):
         console.print(f"annotators: Krippendorff's alpha (ordinal) = {report.annotator_alpha:.3f}")
     for warning in report.warnings:
