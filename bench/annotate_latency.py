@@ -7,9 +7,11 @@ Two measurements per database:
 - service: the database and rendering work of one step (save the label, read the queue, load
   the next item, render its code view and diff), called directly;
 - app: the whole Streamlit script rerun after a click, through streamlit.testing's AppTest
-  (the real app script; no browser or network, so add a few ms for the websocket round trip).
+  (the real app script, no browser; AppTest also rebuilds its element tree after every run);
+- browser: in headless Chromium against `python -m annotate` on loopback, from the key press
+  (2 = partial, then S = save and next) until the page shows the saved state / the next item.
 
-    .venv/bin/python bench/annotate_latency.py [--steps 200] [--app-steps 60]
+    .venv/bin/python bench/annotate_latency.py [--steps 200] [--app-steps 60] [--browser-steps 40]
 """
 from __future__ import annotations
 
@@ -135,10 +137,79 @@ def bench_app(url: str, steps: int) -> tuple[list[float], list[float]]:
     return label_ms, next_ms
 
 
+def bench_browser(url: str, steps: int) -> tuple[list[float], list[float]]:
+    """(label key -> saved state shown, save key -> next item shown) in ms, in real Chromium."""
+    import signal
+    import socket
+    import subprocess
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "annotate", "--db", url, "--port", str(port)],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    app = f"http://127.0.0.1:{port}"
+    label_ms, next_ms = [], []
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{app}/_stcore/health", timeout=2).close()
+                break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise RuntimeError("the app did not start")
+                time.sleep(0.3)
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(app)
+            page.get_by_role("textbox", name="Username").fill("bench")
+            page.get_by_role("textbox", name="Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            page.locator(".nlce-head").wait_for(timeout=60000)
+            page.mouse.click(720, 890)  # focus the page, not a field
+            head = "document.querySelector('.nlce-head')"
+            try:
+                _browser_steps(page, head, steps, label_ms, next_ms)
+            except Exception:
+                page.screenshot(path=str(Path(tempfile.gettempdir()) / "annotate-bench-fail.png"))
+                raise
+            browser.close()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)
+    return label_ms, next_ms
+
+
+def _browser_steps(page, head: str, steps: int, label_ms: list, next_ms: list) -> None:
+    for _ in range(steps):
+        before = page.locator(".nlce-head b").first.inner_text()
+        started = time.perf_counter()
+        page.keyboard.press("2")
+        page.wait_for_function(f"() => {head} && {head}.innerText.includes('· done')",
+                               timeout=30000)
+        label_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        page.keyboard.press("S")
+        page.wait_for_function(
+            f"b => {head} && !{head}.innerText.startsWith(b) && "
+            f"{head}.innerText.includes('· new')", arg=before, timeout=30000)
+        next_ms.append((time.perf_counter() - started) * 1000)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=200, help="service steps per database")
     parser.add_argument("--app-steps", type=int, default=60, help="AppTest steps per database")
+    parser.add_argument("--browser-steps", type=int, default=40,
+                        help="Chromium steps per database (0: skip)")
     parser.add_argument("--skip-demo", action="store_true")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="annotate-bench-"))
@@ -154,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         label_ms, next_ms = bench_app(url, args.app_steps)
         print(f"app      label click: {percentiles(label_ms)}")
         print(f"app      save & next: {percentiles(next_ms)}")
+        if args.browser_steps:
+            label_ms, next_ms = bench_browser(url, args.browser_steps)
+            print(f"browser  label key  : {percentiles(label_ms)}")
+            print(f"browser  save & next: {percentiles(next_ms)}")
         get_engine(url).dispose()
     return 0
 
