@@ -88,13 +88,11 @@ def _is_comment_token(ttype) -> bool:
     return ttype in CommentToken
 
 
-def _classify_block(value: str, ttype) -> str | None:
+def _classify_block(value: str) -> str:
     if value.startswith("/**") and not value.startswith("/**/"):
         return "docblock"
     if value.startswith("/*") or value.startswith("{-") or value.startswith("(*"):
         return "block"
-    if ttype in String.Doc:  # PHP lexes /** */ as String.Doc
-        return None
     return "line"
 
 
@@ -105,23 +103,29 @@ def _raw_comments(norm: str, language: str):
     tokens = list(_lexer(lexer_name(language)).get_tokens_unprocessed(lexed))
     if language in _PREPROCESSED:
         tokens = _relex_directives(norm, tokens, language)
-    found = []
+    # 1. the comment tokens, with tokens that continue one comment glued together (some lexers
+    #    give `/*`, ` body `, `*/` or a line comment in pieces)
+    pieces: list[list] = []  # [start, raw text]
     for start, ttype, value in tokens:
-        is_php_doc = ttype in String.Doc and language == "php" and value.startswith("/*")
-        if not (_is_comment_token(ttype) or is_php_doc):
+        # PHP and Rust lex doc comments (`/** */`, `///`) as String.Doc
+        is_doc = (ttype in String.Doc and language != "python"
+                  and value.lstrip().startswith(("/*", "//", "#")))
+        if not (_is_comment_token(ttype) or is_doc):
             continue
+        if pieces and pieces[-1][0] + len(pieces[-1][1]) == start:
+            text = pieces[-1][1]
+            open_block = text.startswith("/*") and not text.rstrip().endswith("*/")
+            if open_block or not text.endswith("\n"):
+                pieces[-1][1] = text + value
+                continue
+        pieces.append([start, value])
+    # 2. their kinds
+    found = []
+    for start, value in pieces:
         stripped = value.rstrip()
         if not stripped:
             continue
-        kind = "docblock" if is_php_doc and value.startswith("/**") else _classify_block(
-            stripped, ttype)
-        if kind is None:
-            kind = "block"
-        if found and kind == "line" and found[-1][2] == "line_part" and found[-1][1] == start:
-            # some lexers split one line comment into several tokens: glue them
-            prev = found.pop()
-            found.append((prev[0], start + len(stripped), "line_part", prev[3]))
-            continue
+        kind = _classify_block(stripped)
         marker = _line_marker(stripped) if kind == "line" else ""
         found.append((start, start + len(stripped), "line_part" if kind == "line" else kind,
                       marker))

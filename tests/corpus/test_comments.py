@@ -192,3 +192,10 @@ def test_line_comment_at_end_of_file_without_newline(language):
     source = "int x = 1; // laatste regel"
     (c,) = extract_comments(source, language)
     assert c.text == "// laatste regel" and c.end == len(source)
+
+
+def test_rust_doc_comments_and_split_block_tokens():
+    source = ('/// Doc van de functie\n/// tweede regel\nfn main() {\n'
+              '    let s = "// nee"; /* blok\n  over twee */\n}\n')
+    assert texts(source, "rust") == [("line", "/// Doc van de functie\n/// tweede regel"),
+                                     ("block", "/* blok\n  over twee */")]

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from sqlmodel import Session, select
 
-from corpus.backends import HFBackend, OpenAIBackend
+from corpus.backends import HFBackend, ItemError, OpenAIBackend
 from corpus.cutting import cut_comment
 from corpus.fim import get_family
 from corpus.generate import main as generate_main
@@ -121,8 +121,10 @@ def completions_server():
         thread.join(timeout=5)
 
 
-def test_openai_backend_stores_exact_input_raw_output_and_cut(db_url, completions_server,
+def test_openai_backend_stores_exact_input_raw_output_and_cut(any_db_url, completions_server,
                                                               monkeypatch):
+    """On SQLite and on PostgreSQL."""
+    db_url = any_db_url
     ids = add_targets(db_url)
     monkeypatch.setenv("TEST_ENDPOINT_KEY", "sekret-key")
     code = generate_main(["--model", "codellama/CodeLlama-7b-hf", "--backend", "openai",
@@ -243,3 +245,8 @@ def test_smollm2_end_to_end(db_url, smollm2):
     again = run_generation(backend, model="HuggingFaceTB/SmolLM2-135M-Instruct", family=family,
                            db_url=db_url, max_new_tokens=6, progress=False)
     assert again.generated == 0 and again.already_done == 3
+
+    # an input longer than the model's positions is one failed item, not a crash
+    backend.max_positions = 30
+    (too_long,) = backend.complete([JAVA], 6, family.stops)
+    assert isinstance(too_long, ItemError) and "exceeds the model's 30 positions" in str(too_long)

@@ -108,7 +108,9 @@ def test_too_short_uses_every_tokenizer(detector):
     assert report.removed["too_short"] == 0 and report.targets_out == 1
 
 
-def test_extract_cli_on_a_folder_writes_the_database(tmp_path, db_url, capsys):
+def test_extract_cli_on_a_folder_writes_the_database(tmp_path, any_db_url, capsys):
+    """On SQLite and on PostgreSQL."""
+    db_url = any_db_url
     write_tree(tmp_path)
     report_path = tmp_path / "report.json"
     code = extract_main([str(tmp_path), "--lang", "nl", "--dataset", "demo-nl", "--repo",
