@@ -9,8 +9,14 @@ from metrics.align.agreement import (
     Confusion, bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
     krippendorff_alpha, pairwise_kappa, weighted_kappa,
 )
+from metrics.align.kde import (
+    Thresholds, evaluate, fit_and_evaluate, fit_kde_thresholds, load_thresholds,
+    noise_separation, save_thresholds,
+)
 
 __all__ = [
     "Confusion", "bootstrap_ci", "code_precision_recall", "confusion", "encode_labels",
     "kappa_from_counts", "krippendorff_alpha", "pairwise_kappa", "weighted_kappa",
+    "Thresholds", "evaluate", "fit_and_evaluate", "fit_kde_thresholds", "load_thresholds",
+    "noise_separation", "save_thresholds",
 ]

@@ -230,3 +230,13 @@ def test_noise_separation():
     mixed = noise_separation(real, rng.normal(0.8, 0.05, 500))  # noise scored like real output
     assert mixed.kappa < 0.15
     assert clean.n_real == 500 and clean.n_noise == 500
+
+
+def test_no_intersection_gives_one_interval_for_the_winner():
+    rng = np.random.default_rng(9)
+    scores = np.concatenate([rng.normal(0, 1, 2000), rng.normal(0.3, 1, 5)])
+    human = ["correct"] * 2000 + ["incorrect"] * 5
+    fit, result = fit_and_evaluate(scores, human, weighting="prior")
+    assert fit.thresholds.intervals == ((-math.inf, math.inf, "correct"),)
+    assert fit.thresholds.orientation == "single" and fit.thresholds.boundaries.size == 0
+    assert result.kappa == 0.0 and "prior weighting" in result.warning
