@@ -305,6 +305,13 @@ def page() -> None:
         _enter_item(view)
     S["lbl_gid"] = gid
     st.query_params["item"] = str(gid)
+    known = {c.id for c in default_taxonomy().labelable()}
+    retired = [c for c in view.own.codes if c not in known]
+    if retired:
+        st.warning(f"Your stored label holds {', '.join(retired)}, which taxonomy "
+                   f"{default_taxonomy().version} does not have. It stays in this label's "
+                   f"history; your next change to this item saves it without "
+                   f"{'that code' if len(retired) == 1 else 'those codes'}.")
     if S.pop("lbl_all_done", False):
         st.success("Every item in your queue has a label. Use Previous/Next to review.")
     progress = state.progress()  # includes what this run's callbacks saved

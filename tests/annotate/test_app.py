@@ -271,3 +271,33 @@ def test_oidc_sign_in_maps_the_email_to_an_account(app_db):
     stranger.run()
     assert "No active account for 'mallory@example.org'" in stranger.error[0].value
     assert any(b.label == "Sign in with single sign-on" for b in stranger.button)
+
+
+def test_unknown_stored_code_is_named_and_kept_in_history(app_db, ids):
+    with Session(get_engine(app_db)) as session:
+        gid = service.queue_for(session, ids["bas"])[0].generation_id
+        service.save_label(session, generation_id=gid, annotator_id=ids["bas"],
+                           accuracy="partial", codes=["LG-GR1"], note="", seconds_spent=1,
+                           status="done", expected_revision=0)
+        # a code of an older taxonomy release, still in the database
+        session.add(m.ErrorCode(code="LG-OLD9", level="leaf", parent="LG", taxonomy_version="v0"))
+        annotation_id = session.exec(select(m.Annotation.id).where(
+            m.Annotation.generation_id == gid)).scalar_one()
+        session.add(m.AnnotationCode(annotation_id=annotation_id, code="LG-OLD9"))
+        session.commit()
+    at = signed_in("bas")
+    assert current_gid(at) != gid  # the labelled item is done: the queue starts after it
+    at.button(key="lbl_prev").click().run()
+    assert current_gid(at) == gid
+    assert "LG-OLD9, which taxonomy" in at.warning[0].value
+    at.button(key="lbl_acc_correct").click().run()
+    assert not at.error
+    label = stored(app_db, "bas")[gid]
+    assert label["codes"] == ("LG-GR1",) and label["accuracy"] == "correct"
+
+
+def test_sign_out_returns_to_the_sign_in_form(app_db):
+    at = signed_in("anna")
+    at.sidebar.button[0].click().run()
+    assert "nlce_user" not in at.session_state
+    assert at.text_input(key="sign_in_user").value == ""
