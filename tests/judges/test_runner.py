@@ -282,3 +282,15 @@ def test_report_on_failed_answers_only(judge_db, chat_server):
         2, 2, 1.0, 0.0)
     assert built["kappa"].empty and built["confusion"] == {} and built["codes_pooled"].empty
     assert built["human_labels"] == 10  # gold or expert for every Greek generation
+
+
+def test_cli_local_model_that_is_not_available(judge_db, tmp_path, capsys):
+    from judges import run
+
+    code = run.main(["--backend", "local", "--model", str(tmp_path / "no-such-model"),
+                     "--strategy", "standard", "--lang", "el", "--limit", "1", "--db", judge_db,
+                     "--no-cache", "--quiet"])
+    assert code == 2
+    assert "no-such-model" in capsys.readouterr().err
+    _, responses, verdicts = stored(judge_db)
+    assert responses == [] and verdicts == []  # nothing half-written
