@@ -317,6 +317,10 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
         except ValueError as exc:
             verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, error=str(exc), reasoning=reasoning)
             continue
+        if accuracy is None and not codes:  # e.g. only a reasoning text: nothing to use
+            verdicts[pid] = PredictionVerdict(pid, EMPTY, reasoning=reasoning,
+                                              error=f"{pid}: no accuracy label and no error codes")
+            continue
         verdicts[pid] = PredictionVerdict(pid, OK, accuracy, codes, reasoning)
 
     for pid in ids:

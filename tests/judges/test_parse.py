@@ -79,6 +79,7 @@ def test_truncated_answer_is_not_used_even_if_a_prefix_parses(tax):
     ("{}", "empty"),
     ('{"evaluations": []}', "empty"),
     ('{"evaluations": [{"prediction_id": "P1", "errors": [], "accuracy": ""}]}', "empty"),
+    ('{"evaluations": [{"prediction_id": "P1", "reasoning": "hm", "errors": []}]}', "empty"),
     ('{"evaluations": [{"prediction_id": "P1"', "parse_error"),
     ("I cannot evaluate these comments.", "parse_error"),
     ("", "parse_error"),
