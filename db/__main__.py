@@ -89,16 +89,17 @@ def _cmd_info(args) -> int:
 
 
 def _cmd_upgrade(args) -> int:
-    from db.engine import get_engine
-    try:
-        from db.migrate import current_revision, head_revision, upgrade
-    except ImportError as error:  # migrations are optional: create_all builds new databases
-        print(f"error: schema migrations are not available here ({error})", file=sys.stderr)
-        return 2
+    from sqlalchemy import create_engine
 
-    engine = get_engine(resolve_url(args.db))
-    upgrade(engine)
-    print(f"schema at {current_revision(engine)} (head {head_revision()})")
+    from db.engine import get_engine
+    from db.migrate import current_revision, head_revision
+
+    url = resolve_url(args.db)
+    probe = create_engine(url)  # read the version before get_engine migrates
+    before = current_revision(probe)
+    probe.dispose()
+    after = current_revision(get_engine(url))  # opening the database runs the migrations
+    print(f"{_shown(url)}: schema {before or 'empty'} -> {after} (head {head_revision()})")
     return 0
 
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Iterator
 
-from sqlalchemy import event, select
+from sqlalchemy import event, inspect, select
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
@@ -61,8 +61,22 @@ def get_engine(url: str | None = None) -> Engine:
 
 
 def init_schema(engine: Engine) -> None:
-    """Create missing tables and make sure every taxonomy code exists as an `error_code` row."""
-    SQLModel.metadata.create_all(engine)
+    """Bring the schema to the newest migration and make sure every taxonomy code exists as an
+    `error_code` row. An empty database is created from the tables directly and stamped (the
+    migrations and the tables are kept equal by a test); an older one is migrated, keeping its
+    rows; one that predates migrations is taken as the first release and migrated from there."""
+    from db import migrate
+
+    current, head = migrate.current_revision(engine), migrate.head_revision()
+    if current is None:
+        if inspect(engine).has_table(models.Dataset.__tablename__):
+            migrate.stamp(engine, migrate.FIRST_REVISION)
+            migrate.upgrade(engine)
+        else:
+            SQLModel.metadata.create_all(engine)
+            migrate.stamp(engine, head)
+    elif current != head:
+        migrate.upgrade(engine)
     taxonomy = default_taxonomy()
     with Session(engine) as session:
         known = set(session.exec(select(models.ErrorCode.code)).scalars())
