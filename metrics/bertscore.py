@@ -291,12 +291,12 @@ class BertScorer:
         errors = {}
         for i, (p, r) in enumerate(zip(predictions, references)):
             try:
-                preds.append(build_segment(p, variant, lang))
-                refs.append(build_segment(r, variant, lang))
+                pair = (build_segment(p, variant, lang), build_segment(r, variant, lang))
             except MetricInputError as exc:
                 errors[i] = str(exc)
-                preds.append(None)
-                refs.append(None)
+                pair = (None, None)
+            preds.append(pair[0])
+            refs.append(pair[1])
         ok = [i for i in range(len(preds)) if i not in errors]
         scored = self.score_segments([preds[i] for i in ok], [refs[i] for i in ok],
                                      match_special=variant is ContextVariant.NONE, **kwargs)
