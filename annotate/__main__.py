@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         from db.demo import ensure_demo_database
 
         ensure_demo_database(url)
-        print(f"demo data written (users anna, bas, lead; password 'demo')")
+        print("demo data written (users anna, bas, lead; password 'demo')")
     env = dict(os.environ)
     env[DATABASE_URL_ENV] = url
     env.setdefault("NLCE_SESSION_SECRET", secrets.token_urlsafe(32))

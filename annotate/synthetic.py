@@ -31,8 +31,8 @@ def _file(comment: str, k: int) -> tuple[str, int, int]:
     head += f"\n\nclass Service{k}:\n    def __init__(self, store):\n        self.store = store\n\n"
     head += f"    def handle_{k}(self, a, b):\n        "
     line = f"# {comment}"
-    tail = (f"\n        result = self.store.get(a) + b\n        return result\n\n"
-            f"    def close(self):\n        self.store.close()\n")
+    tail = ("\n        result = self.store.get(a) + b\n        return result\n\n"
+            "    def close(self):\n        self.store.close()\n")
     text = head + line + tail
     return text, len(head), len(head) + len(line)
 

@@ -38,3 +38,11 @@ if submitted:
         st.error(str(error))
     else:
         st.success(f"Added {added} assignments.")
+
+st.subheader("Take back untouched items")
+with st.form("unassign"):
+    who = st.selectbox("Annotator", people, format_func=lambda p: p.username)
+    if st.form_submit_button("Take back every item they have not started"):
+        with ui.db() as session:
+            taken = service.unassign_open(session, who.id)
+        st.success(f"Took back {taken} items from {who.username} (their labels stay).")

@@ -304,3 +304,12 @@ def test_queue_save_stale_and_tables_on_sqlite_and_postgresql(app_any_db):
         assert rows[("bas", "nl")]["done"] == 1
         assert service.assign(session, annotator_ids=[people["lead"]], per_item=3) > 0
         session.commit()
+
+
+def test_unassign_open_keeps_started_items(session, ids):
+    queue = service.queue_for(session, ids["bas"])
+    _save(session, queue[0].generation_id, ids["bas"], accuracy="correct")
+    assert service.unassign_open(session, ids["bas"]) == 5
+    session.commit()
+    assert [e.generation_id for e in service.queue_for(session, ids["bas"])] == [
+        queue[0].generation_id]
