@@ -135,10 +135,13 @@ def annotator_for_email(session: Session, email: str | None) -> AnnotatorInfo:
     return _info(row)
 
 
-def get_annotator(session: Session, annotator_id: int) -> AnnotatorInfo:
+def get_annotator(session: Session, annotator_id: int, *, active_only: bool = False
+                  ) -> AnnotatorInfo:
     row = session.get(m.Annotator, annotator_id)
     if row is None:
         raise AuthError(f"account #{annotator_id} no longer exists")
+    if active_only and not row.active:
+        raise AuthError(f"Account {row.username!r} is deactivated.")
     return _info(row)
 
 

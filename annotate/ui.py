@@ -64,8 +64,12 @@ def oidc_configured() -> bool:
 
 
 def _set_cookie(value: str, max_age: int) -> None:
+    try:
+        secure = "; Secure" if str(st.context.url or "").startswith("https:") else ""
+    except Exception:  # no browser context (AppTest)
+        secure = ""
     st.html(f"<script>document.cookie = {json.dumps(COOKIE_NAME)} + '=' + {json.dumps(value)}"
-            f" + '; path=/; max-age={int(max_age)}; SameSite=Strict';</script>",
+            f" + '; path=/; max-age={int(max_age)}; SameSite=Strict{secure}';</script>",
             unsafe_allow_javascript=True)
 
 
@@ -98,7 +102,7 @@ def current_user() -> service.AnnotatorInfo | None:
     if annotator_id is not None and not st.session_state.get("nlce_signed_out"):
         try:
             with db() as session:
-                user = service.get_annotator(session, annotator_id)
+                user = service.get_annotator(session, annotator_id, active_only=True)
         except service.AnnotateError:
             user = None
         if user is not None:
