@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -64,19 +65,20 @@ def demo_database(url: str) -> str:
     return url
 
 
-def bench_user(url: str) -> int:
-    """An annotator who speaks every language and has every generation in their queue."""
+def bench_user(url: str, username: str) -> int:
+    """An annotator who speaks every language and has every generation in their queue (one per
+    measurement, so each starts on a queue of unlabelled items)."""
     from taxonomy import LANGUAGES
 
     with Session(get_engine(url)) as session:
         existing = {a.username: a for a in service.list_annotators(session)}
-        user = existing.get("bench") or service.create_annotator(
-            session, username="bench", password=PASSWORD, languages=LANGUAGES)
+        user = existing.get(username) or service.create_annotator(
+            session, username=username, password=PASSWORD, languages=LANGUAGES)
         # per_item high enough that every generation lands in this one queue
         service.assign(session, annotator_ids=[user.id], per_item=99, strategy="stratified")
         session.commit()
         queue = service.queue_for(session, user.id)
-    print(f"queue of 'bench': {len(queue)} items")
+    print(f"queue of {username!r}: {len(queue)} items")
     return user.id
 
 
@@ -112,13 +114,13 @@ def bench_service(url: str, annotator_id: int, steps: int) -> tuple[float, list[
     return load_ms, samples
 
 
-def bench_app(url: str, steps: int) -> tuple[list[float], list[float]]:
+def bench_app(url: str, username: str, steps: int) -> tuple[list[float], list[float]]:
     """(label click reruns, save-and-next click reruns) in milliseconds."""
     from streamlit.testing.v1 import AppTest
 
     os.environ["NLCE_DATABASE_URL"] = url
     at = AppTest.from_file(str(ROOT / "annotate" / "app.py"), default_timeout=120).run()
-    at.text_input(key="sign_in_user").input("bench")
+    at.text_input(key="sign_in_user").input(username)
     at.text_input(key="sign_in_password").input(PASSWORD)
     at.button[0].click().run()
     if at.exception:
@@ -137,7 +139,7 @@ def bench_app(url: str, steps: int) -> tuple[list[float], list[float]]:
     return label_ms, next_ms
 
 
-def bench_browser(url: str, steps: int) -> tuple[list[float], list[float]]:
+def bench_browser(url: str, username: str, steps: int) -> tuple[list[float], list[float]]:
     """(label key -> saved state shown, save key -> next item shown) in ms, in real Chromium."""
     import signal
     import socket
@@ -170,7 +172,7 @@ def bench_browser(url: str, steps: int) -> tuple[list[float], list[float]]:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.goto(app)
-            page.get_by_role("textbox", name="Username").fill("bench")
+            page.get_by_role("textbox", name="Username").fill(username)
             page.get_by_role("textbox", name="Password").fill(PASSWORD)
             page.get_by_role("button", name="Sign in").click()
             page.locator(".nlce-head").wait_for(timeout=60000)
@@ -217,19 +219,22 @@ def main(argv: list[str] | None = None) -> int:
     setups.append(("generated 12,500", generated_database))
     for name, build in setups:
         url = build(f"sqlite:///{workdir / (name.split()[0] + '.db')}")
-        annotator_id = bench_user(url)
+        annotator_id = bench_user(url, "bench-service")
         print(f"\n== {name} database ({url})")
         load_ms, samples = bench_service(url, annotator_id, args.steps)
         print(f"service  queue load : {load_ms:7.1f} ms (once per sign-in, then every 5 min)")
         print(f"service  label+next : {percentiles(samples)}")
-        label_ms, next_ms = bench_app(url, args.app_steps)
+        bench_user(url, "bench-app")
+        label_ms, next_ms = bench_app(url, "bench-app", args.app_steps)
         print(f"app      label click: {percentiles(label_ms)}")
         print(f"app      save & next: {percentiles(next_ms)}")
         if args.browser_steps:
-            label_ms, next_ms = bench_browser(url, args.browser_steps)
+            bench_user(url, "bench-browser")
+            label_ms, next_ms = bench_browser(url, "bench-browser", args.browser_steps)
             print(f"browser  label key  : {percentiles(label_ms)}")
             print(f"browser  save & next: {percentiles(next_ms)}")
         get_engine(url).dispose()
+    shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
