@@ -145,6 +145,32 @@ def get_annotator(session: Session, annotator_id: int, *, active_only: bool = Fa
     return _info(row)
 
 
+def update_annotator(session: Session, annotator_id: int, *, languages: Iterable[str] | None = None,
+                     role: str | None = None, active: bool | None = None,
+                     password: str | None = None) -> AnnotatorInfo:
+    """Change an account's languages, role, active flag or password (None: leave as is).
+    Labels are never touched; items in a dropped language just leave the queue."""
+    row = session.get(m.Annotator, annotator_id)
+    if row is None:
+        raise AuthError(f"account #{annotator_id} no longer exists")
+    if languages is not None:
+        langs = _check_languages(languages)
+        if not langs and (role or row.role) == "annotator":
+            raise AnnotateError(f"annotator {row.username!r} needs at least one language")
+        row.languages = list(langs)
+    if role is not None:
+        if role not in ROLES:
+            raise AnnotateError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+        row.role = role
+    if active is not None:
+        row.active = bool(active)
+    if password:
+        row.password_hash = hash_password(password)
+    session.add(row)
+    session.flush()
+    return _info(row)
+
+
 def list_annotators(session: Session) -> list[AnnotatorInfo]:
     rows = session.exec(select(m.Annotator).order_by(m.Annotator.username)).scalars().all()
     return [_info(r) for r in rows]

@@ -44,3 +44,25 @@ if progress:
     st.dataframe(progress, hide_index=True, key="team_progress")
 else:
     st.info("Nothing assigned yet.")
+
+st.subheader("Change an account")
+if people:
+    with st.form("edit_annotator"):
+        who = st.selectbox("Account", people, format_func=lambda p: p.username)
+        e1, e2, e3 = st.columns(3)
+        new_languages = e1.multiselect("Languages (empty: keep)", LANGUAGES)
+        new_role = e2.selectbox("Role", ["(keep)", *service.ROLES])
+        new_password = e3.text_input("New password (empty: keep)", type="password")
+        deactivate = st.checkbox("Deactivate (cannot sign in; labels stay)")
+        if st.form_submit_button("Save account"):
+            try:
+                with ui.db() as session:
+                    changed = service.update_annotator(
+                        session, who.id, languages=new_languages or None,
+                        role=None if new_role == "(keep)" else new_role,
+                        active=False if deactivate else None, password=new_password or None)
+            except service.AnnotateError as error:
+                st.error(str(error))
+            else:
+                st.success(f"Saved {changed.username}: {changed.role}, "
+                           f"{', '.join(changed.languages) or 'no languages'}.")

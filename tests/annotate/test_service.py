@@ -313,3 +313,21 @@ def test_unassign_open_keeps_started_items(session, ids):
     session.commit()
     assert [e.generation_id for e in service.queue_for(session, ids["bas"])] == [
         queue[0].generation_id]
+
+
+def test_update_annotator_languages_password_and_deactivation(session, ids):
+    changed = service.update_annotator(session, ids["bas"], languages=["zh"], password="new-pw")
+    session.commit()
+    assert changed.languages == ("zh",)
+    assert service.queue_for(session, ids["bas"]) == []  # nl items leave the queue ...
+    assert session.exec(select(func.count()).select_from(m.Assignment).where(
+        m.Assignment.annotator_id == ids["bas"])).scalar_one() == 6  # ... but stay assigned
+    assert service.authenticate(session, "bas", "new-pw").id == ids["bas"]
+    service.update_annotator(session, ids["bas"], active=False)
+    session.commit()
+    with pytest.raises(service.AuthError, match="deactivated"):
+        service.authenticate(session, "bas", "new-pw")
+    with pytest.raises(service.AuthError, match="deactivated"):
+        service.get_annotator(session, ids["bas"], active_only=True)
+    with pytest.raises(service.AnnotateError, match="unknown language"):
+        service.update_annotator(session, ids["anna"], languages=["xx"])
