@@ -228,8 +228,8 @@ def render_report(report: SelectionReport, console=None) -> None:
     for name, budget in report.budgets.items():
         console.print(f"budget (mean + sd x sigmas of target lengths) with {name}: {budget}")
     if report.approximate_tokens:
-        console.print("[yellow]token counts are an approximation (approx-bpe:v1): no model "
-                      "tokenizer was given; pass --tokenizer ID_OR_DIR for exact counts[/]",
+        console.print(f"[yellow]token counts are an approximation ({ApproxTokenCounter.name}): "
+                      "no model tokenizer was given; pass --tokenizer ID_OR_DIR for exact counts[/]",
                       soft_wrap=True)
     for key, message in report.problems:
         console.print(f"[red]skipped[/] {key}: {message}", soft_wrap=True)

@@ -3,12 +3,16 @@
 The study counted tokens with each target model's own tokenizer. A `TokenCounter` is either
 - `HFTokenCounter(id_or_folder)`: a model's tokenizer, resolved offline through
   `metrics.hub.resolve_model` (a local folder, a cached hub id or a packaged model); or
-- `ApproxTokenCounter()`: when no model tokenizer is at hand, an approximation of a code-model BPE
-  tokenizer, `approx-bpe:v1`: every CJK character is one token, a run of letters or digits counts
-  one token per started 4 characters, every other visible character is one token, a run of
-  whitespace holding a newline or two or more spaces is one token and a single space is free.
-  On English and code it lands within roughly ±30% of real code-model tokenizers; it is a
-  stand-in, and reports say so.
+- `ApproxTokenCounter()`: when no model tokenizer is at hand, an approximation of an
+  English/code-centred BPE tokenizer, `approx-bpe:v2`: a run of ASCII letters/digits counts one
+  token per started 4 characters, a run of Latin letters with diacritics one per started 3, a run
+  in another alphabet (Greek, Cyrillic ...) one per character, CJK characters 3 tokens per 2,
+  every other visible character one, and a whitespace run holding a newline or two or more spaces
+  one (a single space is free). It leans towards over-counting, which errs on the safe side of a
+  context window. Measured against SmolLM2's tokenizer (a 49k BPE like StarCoder's) on
+  Pygments' own sources: files x1.30 (median; 5-95%: 1.03-1.39), comments x1.38 (1.06-1.69).
+  Models with large multilingual vocabularies (CodeGemma, CodeQwen) need far fewer tokens for
+  Greek or Chinese than it counts. It is a stand-in, and reports say so.
 
 `generation_budget(lengths, sigmas=3)` is mean + sigmas * standard deviation (population),
 rounded up: the study's expected comment length and its max-new-tokens.
@@ -18,10 +22,18 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 from typing import Protocol, Sequence
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_APPROX_PIECE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+|\s+|[^\s]")
+_APPROX_PIECE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+|\s+|[^\s]")
+
+
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+
+
+def _is_latin(ch: str) -> bool:
+    return "LATIN" in unicodedata.name(ch, "")
 
 
 class TokenCounter(Protocol):
@@ -31,7 +43,7 @@ class TokenCounter(Protocol):
 
 
 class ApproxTokenCounter:
-    name = "approx-bpe:v1"
+    name = "approx-bpe:v2"
     is_approximation = True
 
     def count(self, text: str) -> int:
@@ -39,8 +51,15 @@ class ApproxTokenCounter:
         for piece in _APPROX_PIECE.findall(text):
             if piece.isspace():
                 total += 1 if ("\n" in piece or len(piece) > 1) else 0
-            elif piece[0].isalnum() and len(piece) > 1:
-                total += math.ceil(len(piece) / 4)
+            elif _CJK_RUN.fullmatch(piece):
+                total += math.ceil(len(piece) * 3 / 2)
+            elif piece[0].isalnum() or len(piece) > 1:
+                if piece.isascii():
+                    total += math.ceil(len(piece) / 4)
+                elif all(ch.isascii() or _is_latin(ch) for ch in piece):
+                    total += math.ceil(len(piece) / 3)
+                else:
+                    total += len(piece)
             else:
                 total += 1
         return total

@@ -71,12 +71,14 @@ def test_content_filters(body, licence, todo, author, autogen):
 
 def test_approximate_token_counter_is_documented_and_stable():
     counter = ApproxTokenCounter()
-    assert counter.name == "approx-bpe:v1"
+    assert counter.name == "approx-bpe:v2"
     assert counter.count("") == 0
     assert counter.count("som") == 1  # a word of up to 4 characters
     assert counter.count("berekenen") == 3  # ceil(9 / 4)
     assert counter.count("a b") == 2  # single spaces are free
-    assert counter.count("计算和") == 3  # one token per CJK character
+    assert counter.count("计算和") == 5  # 3 tokens per 2 CJK characters, rounded up
+    assert counter.count("άθροισμα") == 8  # one per character in other alphabets
+    assert counter.count("sumę") == 2  # Latin with diacritics: one per started 3
     assert counter.count("x\n    y") == 3  # newline + indentation is one token
     assert counter.count("//") == 2
 

@@ -75,7 +75,7 @@ def test_select_counts_every_filter(detector):
     assert report.files_out == 2 and report.targets_out == 3
     data = report.as_dict()
     assert [f["name"] for f in data["filters"]] == [name for name, _, _ in FILTERS]
-    assert data["approximate_tokens"] is True and data["budgets"]["approx-bpe:v1"] > 0
+    assert data["approximate_tokens"] is True and data["budgets"]["approx-bpe:v2"] > 0
 
 
 def test_filters_switch_off_and_context_window(detector):
