@@ -152,3 +152,19 @@ def test_docstring_opener_is_not_its_closer():
     assert (result.comment, result.reason) == ('"""a\n    b', "end_of_output")
     result = cut_comment(' x"""', prime='"""Doc', kind="docstring", opener='"""', closer='"""')
     assert result.comment == '"""Doc x"""'
+
+
+def test_plan_item_on_crlf_and_non_bmp_content():
+    from corpus.generate import TargetRow, plan_item
+
+    content = 's = "😀"\r\n# Berekent 𝔰𝔬𝔪 van\r\n# twee getallen\r\nx = 1\r\n'
+    start = content.index("# Berekent")
+    end = content.index("getallen") + len("getallen")
+    item = plan_item(TargetRow(7, content, start, end, "line"), get_family("starcoder2"))
+    assert item.fim.prime == "# Berekent 𝔰𝔬𝔪 van"
+    assert item.fim.prompt == ("<fim_prefix>" + content[:start] + "# Berekent 𝔰𝔬𝔪 van"
+                               + "<fim_suffix>\r\nx = 1\r\n<fim_middle>")
+    assert (item.opener, item.closer) == ("#", "")
+    cut = cut_comment("\r\n# twee getallen\r\nx = 1\r\n", prime=item.fim.prime, kind="line",
+                      opener=item.opener, closer=item.closer, stops=get_family("starcoder2").stops)
+    assert cut.comment == content[start:end]

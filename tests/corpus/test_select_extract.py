@@ -201,3 +201,12 @@ def test_model_tokenizer_counts_and_budget(tmp_path, db_url, smollm2):
     from corpus.tokens import generation_budget
 
     assert report.budgets["hf:HuggingFaceTB/SmolLM2-135M-Instruct"] == generation_budget(lengths)
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    (tmp_path / "u.py").write_text(DUTCH_PY, encoding="utf-8")
+    db_file = tmp_path / "nooit.db"
+    result = run_extract([tmp_path / "u.py"], natural_language="nl", dataset="x",
+                         db_url=f"sqlite:///{db_file}", dry_run=True, console=False)
+    assert result.report.targets_out == 1 and result.written_files == 0
+    assert result.dataset_id is None and not db_file.exists()
