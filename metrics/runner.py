@@ -252,7 +252,10 @@ def score_items(config: ScoringConfig, items: Sequence[ScoringItem],
             p, r = _segments(item, config.context)
             if config.metric == "bertscore" and item.lang and config.rescale != "none" \
                     and item.lang not in setup.baselines:
-                raise MetricInputError(f"no rescaling baseline for language {item.lang!r}")
+                raise MetricInputError(
+                    f"no rescaling baseline for language {item.lang!r} ({config.rescale}: "
+                    "bert-score ships none for this model/language, or the corpus has fewer "
+                    "than two distinct references in it)")
         except Exception as exc:
             out[i] = PairScore.failed(_item_error(exc))
             continue
@@ -319,8 +322,8 @@ def prepare_setup(config: ScoringConfig, references: dict[int, tuple[str, str]],
             if text.strip():
                 by_lang.setdefault(lang, []).append(text)
         for lang, texts in by_lang.items():
-            if lang in baselines:
-                continue
+            if lang in baselines or (config.rescale == "corpus" and len(set(texts)) < 2):
+                continue  # items of such a language get a clear per-item error
             if config.rescale == "package":
                 b = packaged_baseline(config.model, lang, scorer.layer)
                 if b is None:

@@ -89,6 +89,24 @@ def _file_contents(session, file_ids: Iterable[int]) -> dict[int, str]:
     return out
 
 
+def _references(url, config: ScoringConfig, rows: list[_Row]) -> dict[int, tuple[str, str]]:
+    """Every target of the datasets (and languages) in play: idf documents and baseline pairs
+    come from the whole corpus, not from whatever slice (--limit) this invocation scores."""
+    if config.metric != "bertscore" or not (config.idf or config.rescale != "none"):
+        return {}
+    from db import session_scope
+    from db.models import SourceFile, Target
+
+    datasets = sorted({r.dataset_id for r in rows})
+    stmt = (select(Target.id, Target.original_comment, SourceFile.natural_language)
+            .join(SourceFile, Target.source_file_id == SourceFile.id)
+            .where(SourceFile.dataset_id.in_(datasets)))
+    if config.langs:
+        stmt = stmt.where(SourceFile.natural_language.in_(config.langs))
+    with session_scope(url) as session:
+        return {t: (text or "", lang) for t, text, lang in session.execute(stmt).all()}
+
+
 def _get_or_create_run(url, config: ScoringConfig) -> tuple[int, dict]:
     from db import session_scope
     from db.models import MetricRun
@@ -266,8 +284,7 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
     if not rows:
         return summary
 
-    references = {r.target_id: (r.reference, r.lang) for r in rows}
-    setup, new_params = prepare_setup(config, references, params)
+    setup, new_params = prepare_setup(config, _references(url, config, rows), params)
     if new_params != params:
         _store_params(url, run_id, new_params)
 

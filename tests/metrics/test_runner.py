@@ -1,0 +1,193 @@
+"""The scoring runner: configurations, signatures, grids, the database shell and the CLI."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from metrics.runner import (ConfigError, ScoringConfig, ScoringItem, expand_grid, load_grid,
+                            score_items)
+from metrics.score import main, score_configuration, score_grid
+
+
+def _count(url, model, **where):
+    from db import session_scope
+
+    with session_scope(url) as session:
+        stmt = select(func.count()).select_from(model)
+        for key, value in where.items():
+            stmt = stmt.where(getattr(model, key) == value)
+        return session.execute(stmt).scalar_one()
+
+
+# ---------------------------------------------------------------- configurations
+
+def test_config_validation_gives_clear_messages():
+    with pytest.raises(ConfigError, match="unknown metric 'blue'.*bleu"):
+        ScoringConfig(metric="blue").validated()
+    with pytest.raises(ConfigError, match="lexical: it takes no --model"):
+        ScoringConfig(metric="bleu", model="x").validated()
+    with pytest.raises(ConfigError, match="context variants apply to neural"):
+        ScoringConfig(metric="chrf", context="full").validated()
+    with pytest.raises(ConfigError, match="unknown noise 'gauss'"):
+        ScoringConfig(metric="bleu", noise="gauss").validated()
+    with pytest.raises(ConfigError, match="unknown context variant"):
+        ScoringConfig(metric="bertscore", context="whole").validated()
+    with pytest.raises(ConfigError, match="--layer applies to bertscore only"):
+        ScoringConfig(metric="lmscore", layer=3).validated()
+    with pytest.raises(ConfigError, match="for GPUs"):
+        ScoringConfig(metric="bertscore", device="cpu", dtype="float16").validated()
+
+
+def test_signature_names_everything_that_changes_a_score():
+    base = ScoringConfig(metric="bertscore", layer=9, context="full", device="cpu").validated()
+    sig = base.signature()
+    for part in ("metric:bertscore", "model:intfloat/multilingual-e5-small", "layer:9",
+                 "ctx:full", "noise:none", "seed:0", "dtype:float32", "idf:no", "transformers-"):
+        assert part in sig
+    assert sig == ScoringConfig(metric="bert-score", layer=9, context="full",
+                                device="cpu").validated().signature()
+    # how a run is executed does not change its signature; what is computed does
+    assert sig == ScoringConfig(metric="bertscore", layer=9, context="full", device="cpu",
+                                batch_size=7, limit=3, langs=("pl",)).validated().signature()
+    assert sig != ScoringConfig(metric="bertscore", layer=8, context="full",
+                                device="cpu").validated().signature()
+    noisy = ScoringConfig(metric="bleu", noise="uniform", seed=3).validated().signature()
+    assert "noise:uniform" in noisy and "seed:3" in noisy and "tok:comment-intl-v1" in noisy
+
+
+def test_grid_expands_lists(tmp_path):
+    configs = expand_grid({"defaults": {"seed": 1},
+                           "runs": [{"metric": ["bleu", "chrf"], "noise": ["none", "uniform"]},
+                                    {"metric": "bertscore", "layer": 9,
+                                     "context": ["none", "full"], "device": "cpu"}]})
+    assert len(configs) == 6 and all(c.seed == 1 for c in configs)
+    assert {(c.metric, c.noise) for c in configs[:4]} == {
+        ("bleu", "none"), ("bleu", "uniform"), ("chrf", "none"), ("chrf", "uniform")}
+    bad = tmp_path / "grid.yaml"
+    bad.write_text("runs:\n  - metric: bleu\n    colour: red\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="grid.yaml: grid run #1: unknown field.*colour"):
+        load_grid(str(bad))
+    bad.write_text("runs: [metric: bleu\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_grid(str(bad))
+
+
+# ---------------------------------------------------------------- the pure core
+
+def test_score_items_one_bad_item_never_aborts():
+    items = [ScoringItem("generation", 1, 1, "Zwraca sumę", "Zwraca sumę", "pl"),
+             ScoringItem("generation", 2, 1, "", "Zwraca sumę", "pl"),
+             ScoringItem("generation", 3, 1, "สวัสดี", "สวัสดี", "th"),
+             ScoringItem("generation", 4, 1, "计算总价", "计算商品总价", "zh")]
+    scores = score_items(ScoringConfig(metric="rouge_l").validated(), items)
+    assert scores[0].f == 1.0
+    assert "empty prediction" in scores[1].error
+    assert "Thai" in scores[2].error
+    assert scores[3].f == pytest.approx(2 * 1 * (4 / 6) / (1 + 4 / 6))
+
+
+# ---------------------------------------------------------------- the database shell
+
+def test_run_is_stored_resumable_and_idempotent(any_scoring_db):
+    from db.models import MetricRun, MetricScore
+
+    url = any_scoring_db
+    config = ScoringConfig(metric="bleu", limit=4)
+    first = score_configuration(config, url, progress=False)
+    assert (first.selected, first.scored, first.skipped) == (4, 4, 0)
+    assert first.errors == 1 and "empty prediction" in first.error_examples[0]  # nl's "   "
+    # an interrupted run resumed: the rest is scored, the first four are skipped
+    second = score_configuration(ScoringConfig(metric="bleu"), url, progress=False)
+    assert second.run_id == first.run_id
+    assert (second.selected, second.scored, second.skipped) == (10, 6, 4)
+    assert second.errors == 0
+    third = score_configuration(ScoringConfig(metric="bleu"), url, progress=False)
+    assert (third.scored, third.skipped) == (0, 10)
+    assert _count(url, MetricScore, run_id=first.run_id) == 10
+    assert _count(url, MetricRun) == 1
+    from db import session_scope
+
+    with session_scope(url) as session:
+        run = session.get(MetricRun, first.run_id)
+        assert run.signature == first.signature and run.metric == "bleu"
+        assert run.library_versions["sacrebleu"]
+        errors = session.execute(select(MetricScore.error).where(
+            MetricScore.error.is_not(None))).scalars().all()
+        assert len(errors) == 1
+    retried = score_configuration(ScoringConfig(metric="bleu"), url, progress=False,
+                                  retry_errors=True)
+    assert retried.scored == 1 and retried.errors == 1
+
+
+def test_noise_samples_are_stored_and_reused(scoring_db):
+    from db.models import MetricScore, NoiseSample
+
+    url = scoring_db
+    runs = score_grid([ScoringConfig(metric="rouge_l", noise="uniform"),
+                       ScoringConfig(metric="chrf", noise="uniform"),
+                       ScoringConfig(metric="rouge_l", noise="targeted")], url, progress=False)
+    assert [r.noise_created for r in runs] == [5, 0, 5]  # chrf reuses rouge_l's uniform noise
+    assert all(r.scored == 5 and r.errors == 0 for r in runs)
+    assert _count(url, NoiseSample) == 10
+    assert _count(url, MetricScore, run_id=runs[0].run_id) == 5
+    again = score_configuration(ScoringConfig(metric="rouge_l", noise="uniform"), url,
+                                progress=False)
+    assert (again.noise_created, again.scored, again.skipped) == (0, 0, 5)
+    other_seed = score_configuration(ScoringConfig(metric="rouge_l", noise="uniform", seed=1),
+                                     url, progress=False)
+    assert other_seed.noise_created == 5 and other_seed.run_id != runs[0].run_id
+
+
+@pytest.mark.slow
+def test_bertscore_full_context_run(scoring_db, e5_small_encoder):
+    import hashlib
+
+    from db import session_scope
+    from db.models import Generation, MetricRun, MetricScore, SourceFile, Target
+
+    with session_scope(scoring_db) as session:  # a second Greek target: el gets a baseline
+        content = "def f(x):\n    # Επιστρέφει το μήκος της λίστας\n    return len(x)\n"
+        f = SourceFile(dataset_id=1, natural_language="el", path="el2.py", content=content,
+                       content_sha256=hashlib.sha256(content.encode()).hexdigest())
+        session.add(f)
+        session.flush()
+        start = content.index("#")
+        t = Target(source_file_id=f.id, span_start=start, span_end=content.index("\n", start),
+                   original_comment=content[start:content.index("\n", start)])
+        session.add(t)
+        session.flush()
+        session.add(Generation(target_id=t.id, model="model-0", predicted_comment="# Μήκος"))
+    config = ScoringConfig(metric="bertscore", layer=9, context="full", langs=("zh", "el"),
+                           device="cpu", rescale="corpus")
+    summary = score_configuration(config, scoring_db, progress=False)
+    assert (summary.selected, summary.scored, summary.errors) == (5, 5, 2)
+    assert all("no rescaling baseline for language 'zh'" in e for e in summary.error_examples)
+    with session_scope(scoring_db) as session:
+        rows = session.execute(select(MetricScore).where(MetricScore.error.is_(None))
+                               ).scalars().all()
+        assert len(rows) == 3
+        assert all(r.f is not None and -2 < r.f <= 1.0 for r in rows)
+        assert all(len(r.details["raw"]) == 3 for r in rows)  # rescaled; raw kept
+        params = session.get(MetricRun, summary.run_id).params
+        assert set(params["baselines"]) == {"el"}
+        assert params["model_provenance"].startswith("intfloat/multilingual-e5-small")
+
+
+# ---------------------------------------------------------------- the CLI
+
+def test_cli_clear_errors(capsys, db_url):
+    assert main(["--metric", "blue", "--db", db_url]) == 2
+    assert "unknown metric 'blue'" in capsys.readouterr().err
+    assert main(["--metric", "bertscore", "--model", "no-such-org/no-such-model",
+                 "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-org/no-such-model" in err and "offline" in err
+
+
+def test_cli_grid(tmp_path, scoring_db, capsys):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("defaults:\n  langs: [pl, nl]\nruns:\n  - metric: [bleu, meteor]\n",
+                    encoding="utf-8")
+    assert main(["--grid", str(grid), "--db", scoring_db, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("4 selected") == 2 and "signature: metric:meteor" in out
