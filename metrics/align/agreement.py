@@ -37,6 +37,7 @@ ALPHA_LEVELS = ("nominal", "ordinal", "interval")
 __all__ = [
     "Confusion", "weighted_kappa", "krippendorff_alpha", "confusion", "bootstrap_ci",
     "code_precision_recall", "pairwise_kappa", "encode_labels", "kappa_from_counts",
+    "bootstrap_counts",
 ]
 
 
@@ -322,13 +323,8 @@ def bootstrap_ci(y_true: Sequence[Any], y_pred: Sequence[Any],
     rng = np.random.default_rng(seed)
     from_counts = getattr(statistic, "from_counts", None)
     if from_counts is not None:
-        counts = _counts(ct, cp, k)
-        estimate = float(from_counts(counts, **kwargs))
-        n = int(counts.sum())
-        if n == 0:
-            return estimate, float("nan"), float("nan")
-        draws = rng.multinomial(n, counts.ravel() / n, size=n_resamples).reshape(-1, k, k)
-        samples = from_counts(draws, **kwargs)
+        return bootstrap_counts(_counts(ct, cp, k), from_counts, n_resamples, confidence, seed,
+                                **kwargs)
     else:
         labels_list = list(labels)
         truth = np.asarray([labels_list[i] for i in ct], dtype=object)
@@ -340,12 +336,40 @@ def bootstrap_ci(y_true: Sequence[Any], y_pred: Sequence[Any],
         idx = rng.integers(0, n, size=(n_resamples, n))
         samples = np.array([statistic(list(truth[i]), list(pred[i]), labels=labels, **kwargs)
                             for i in idx], dtype=float)
+    return (estimate, *_percentiles(samples, confidence))
+
+
+def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     samples = samples[~np.isnan(samples)]
     if samples.size == 0:
-        return estimate, float("nan"), float("nan")
+        return float("nan"), float("nan")
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(samples, [tail, 100 - tail])
-    return estimate, float(low), float(high)
+    return float(low), float(high)
+
+
+def bootstrap_counts(counts: np.ndarray, from_counts: Callable[..., np.ndarray] = kappa_from_counts,
+                     n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                     **kwargs: Any) -> tuple[float, float, float]:
+    """`bootstrap_ci` for a statistic of a (k, k) confusion matrix, given the matrix: the
+    resampled matrices are multinomial draws with the observed cell shares, all in one call.
+
+    >>> est, low, high = bootstrap_counts(np.array([[40, 5], [10, 45]]), weights=None)
+    >>> round(est, 3), low < est < high
+    (0.7, True)
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    counts = np.asarray(counts)
+    k = counts.shape[-1]
+    estimate = float(from_counts(counts, **kwargs))
+    n = int(counts.sum())
+    if n == 0 or n_resamples < 1:
+        return estimate, float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n, counts.ravel() / n, size=n_resamples).reshape(-1, k, k)
+    return (estimate, *_percentiles(np.asarray(from_counts(draws, **kwargs), dtype=float),
+                                    confidence))
 
 
 # ---------------------------------------------------------------- error codes

@@ -61,7 +61,16 @@ def config_key(metric: str, scorer: str | None, layer, context: str) -> str:
 
 def _frame(session: Session, statement, columns: Sequence[str]) -> pd.DataFrame:
     rows = session.execute(statement).all()
-    return pd.DataFrame([tuple(r) for r in rows], columns=list(columns))
+    return pd.DataFrame.from_records([tuple(r) for r in rows], columns=list(columns))
+
+
+def _plain_frame(session: Session, statement, columns: Sequence[str]) -> pd.DataFrame:
+    """For selects of plain numbers and strings only (no JSON or dates): the driver's tuples go
+    straight into the frame, about 10x faster than SQLAlchemy rows at 600,000 scores."""
+    result = session.connection().execute(statement)
+    cursor = getattr(result, "cursor", None)
+    rows = cursor.fetchall() if cursor is not None else [tuple(r) for r in result.all()]
+    return pd.DataFrame.from_records(rows, columns=list(columns))
 
 
 def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) -> pd.DataFrame:
@@ -96,9 +105,9 @@ def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) ->
     base = ["run_id", "signature", "metric", "scorer", "layer", "context", "run_noise"]
     tail = ["score", "precision", "recall"]
     with Session(get_engine(url)) as session:
-        real_df = _frame(session, real, base + ["generation_id", "target_id"] + tail
+        real_df = _plain_frame(session, real, base + ["generation_id", "target_id"] + tail
                          + ["model", "language", "programming_language"])
-        noise_df = _frame(session, noise, base + ["noise_sample_id", "target_id"] + tail
+        noise_df = _plain_frame(session, noise, base + ["noise_sample_id", "target_id"] + tail
                           + ["noise", "language", "programming_language"])
     real_df["noise"] = "none"
     real_df["noise_sample_id"] = pd.NA
@@ -108,8 +117,11 @@ def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) ->
         noise_df) else real_df[SCORE_COLUMNS]
     frame = frame.astype({"score": float})
     frame["scorer"] = frame["scorer"].fillna("")
-    frame["key"] = [config_key(m, s, layer, c) for m, s, layer, c in
-                    zip(frame.metric, frame.scorer, frame.layer, frame.context)]
+    # one key per run, mapped onto its rows (not one Python call per score)
+    runs = frame.drop_duplicates("run_id")
+    key_of_run = {r: config_key(m, s, layer, c) for r, m, s, layer, c in
+                  zip(runs.run_id, runs.metric, runs.scorer, runs.layer, runs.context)}
+    frame["key"] = frame.run_id.map(key_of_run)
     # a generation scored twice under one configuration (e.g. also inside a noise run): keep the
     # score of the run without noise, then the earliest run
     real_rows = frame.noise == "none"
@@ -166,31 +178,36 @@ def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame, source: s
             "annotator:"):
         raise ValueError(f"unknown label source {source!r}; use one of {', '.join(LABEL_SOURCES)}")
     rows: dict[int, dict] = {}
-    n_annotators = annotations.groupby("generation_id").size().to_dict()
+    ordered = annotations.sort_values("annotation_id") if len(annotations) else annotations
+    records = list(zip(ordered.generation_id, ordered.annotator, ordered.role, ordered.accuracy,
+                       ordered.codes))
+    n_annotators = Counter(g for g, *_ in records)
 
-    def by_vote(frame: pd.DataFrame, name: str) -> None:
-        for generation_id, group in frame.groupby("generation_id", sort=False):
+    def by_vote(chosen: list, name: str) -> None:
+        grouped: dict[int, list] = {}
+        for generation_id, _, _, accuracy, codes in chosen:
+            grouped.setdefault(generation_id, []).append((accuracy, codes))
+        for generation_id, votes in grouped.items():
             if generation_id in rows:
                 continue
-            label = _majority(list(group.accuracy))
-            first = group[group.accuracy == label].iloc[0]
+            label = _majority([accuracy for accuracy, _ in votes])
+            codes = next(c for accuracy, c in votes if accuracy == label)
             rows[generation_id] = {"generation_id": generation_id, "label": label,
-                                   "codes": first.codes, "source": name}
+                                   "codes": codes, "source": name}
 
     if source in ("auto", "gold"):
         for g in gold.itertuples():
             rows[g.generation_id] = {"generation_id": g.generation_id, "label": g.accuracy,
                                      "codes": g.codes, "source": "gold"}
     if source in ("auto", "expert"):
-        by_vote(annotations[(annotations.role == "expert") | (annotations.annotator == "expert")],
-                "expert")
+        by_vote([r for r in records if r[2] == "expert" or r[1] == "expert"], "expert")
     if source in ("auto", "majority"):
-        by_vote(annotations, "majority")
+        by_vote(records, "majority")
     if source.startswith("annotator:"):
         name = source.split(":", 1)[1]
-        mine = annotations[annotations.annotator == name]
-        if mine.empty:
-            known = ", ".join(sorted(annotations.annotator.unique())) or "none"
+        mine = [r for r in records if r[1] == name]
+        if not mine:
+            known = ", ".join(sorted(set(annotations.annotator))) or "none"
             raise ValueError(f"annotator {name!r} has no finished labels (annotators with "
                              f"labels: {known})")
         by_vote(mine, source)

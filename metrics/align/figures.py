@@ -104,6 +104,9 @@ def noise_plot(scores: pd.DataFrame, keys: Sequence[str] | None = None) -> Figur
         for body in parts["bodies"]:
             body.set_facecolor(NOISE_COLOURS[kind])
             body.set_alpha(0.6)
+        for name in ("cmedians", "cmins", "cmaxes", "cbars"):
+            if name in parts:
+                parts[name].set_color(NOISE_COLOURS[kind])
         ax.scatter([], [], c=NOISE_COLOURS[kind], label="real" if kind == "none" else kind)
     ax.set_xticks(range(len(keys)), [short_key(k) for k in keys], rotation=30, ha="right",
                   fontsize=7)
@@ -134,6 +137,10 @@ def kde_classifier_plot(fit: KDEFit, scores: Sequence[float], human: Sequence[st
                  c=[colour(h, labels.index(str(h)) if str(h) in labels else 0) for h in human])
     left.set_xticks([])
     left.set_ylabel("score")
+    if scores.size and np.isfinite(scores).any():  # show the data's range, not the grid's pad
+        smin, smax = np.nanmin(scores), np.nanmax(scores)
+        margin = 0.08 * (smax - smin) if smax > smin else 0.5 * (hi - lo) / 4
+        lo, hi = max(lo, smin - margin), min(hi, smax + margin)
     left.set_ylim(lo, hi)
     density = fit.density
     for i, label in enumerate(labels):

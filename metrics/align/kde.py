@@ -53,7 +53,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from metrics.align.agreement import Confusion, bootstrap_ci, encode_labels, kappa_from_counts
+from metrics.align.agreement import Confusion, bootstrap_counts, encode_labels, kappa_from_counts
 from taxonomy import ACCURACY_LABELS
 
 WEIGHTINGS = ("equal", "prior")
@@ -472,9 +472,8 @@ def evaluate(thresholds: Thresholds, scores: Sequence[float], human: Sequence[An
     kappa = float(kappa_from_counts(counts, weights))
     low = high = float("nan")
     if bootstrap and x.size:
-        _, low, high = bootstrap_ci([labels[i] for i in truth], [labels[i] for i in pred],
-                                    n_resamples=bootstrap, seed=seed, labels=labels,
-                                    weights=weights)
+        _, low, high = bootstrap_counts(counts, kappa_from_counts, n_resamples=bootstrap,
+                                        seed=seed, weights=weights)
     predicted = counts.sum(axis=0)
     share = {str(label): float(predicted[i] / max(x.size, 1)) for i, label in enumerate(labels)}
     return Evaluation(n=int(x.size), kappa=kappa, confusion=Confusion(labels, counts),
