@@ -6,6 +6,7 @@ bas and lead, password "demo")."""
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
 import secrets
 import subprocess
@@ -29,6 +30,23 @@ def database_is_empty(url: str) -> bool:
         return session.exec(select(func.count()).select_from(m.Generation)).scalar_one() == 0
 
 
+def add_user(url: str, username: str, role: str, languages: str) -> int:
+    from annotate import service
+    from db import session_scope
+
+    password = os.environ.get("NLCE_NEW_PASSWORD") or getpass.getpass(f"password for {username}: ")
+    try:
+        with session_scope(url) as session:
+            user = service.create_annotator(
+                session, username=username, password=password or None, role=role,
+                languages=[lang for lang in languages.split(",") if lang.strip()])
+    except service.AnnotateError as error:
+        print(f"not created: {error}", file=sys.stderr)
+        return 2
+    print(f"created {user.username} ({user.role}; {', '.join(user.languages) or 'no languages'})")
+    return 0
+
+
 def streamlit_command(port: int, address: str) -> list[str]:
     return [sys.executable, "-m", "streamlit", "run", str(APP),
             "--server.port", str(port), "--server.address", address,
@@ -45,8 +63,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a team)")
     parser.add_argument("--demo", action="store_true",
                         help="fill an empty database with the demo dataset and accounts first")
+    account = parser.add_argument_group(
+        "accounts", "create an account and exit (e.g. the first lead of a new database); the "
+        "password is asked for, or read from $NLCE_NEW_PASSWORD")
+    account.add_argument("--add-user", metavar="USERNAME")
+    account.add_argument("--role", default="annotator", choices=("annotator", "lead", "expert"))
+    account.add_argument("--languages", default="", help="comma-separated, e.g. nl,pl")
     args = parser.parse_args(argv)
     url = resolve_url(args.db)
+    if args.add_user:
+        return add_user(url, args.add_user, args.role, args.languages)
     if args.demo and database_is_empty(url):
         from db.demo import ensure_demo_database
 

@@ -176,6 +176,8 @@ def bench_browser(url: str, username: str, steps: int) -> tuple[list[float], lis
             page.get_by_role("textbox", name="Password").fill(PASSWORD)
             page.get_by_role("button", name="Sign in").click()
             page.locator(".nlce-head").wait_for(timeout=60000)
+            page.get_by_role("button", name="Save").wait_for(timeout=60000)
+            time.sleep(1.5)  # let the first page finish rendering (not measured)
             page.mouse.click(720, 890)  # focus the page, not a field
             head = "document.querySelector('.nlce-head')"
             try:

@@ -103,6 +103,8 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
             page.get_by_role("textbox", name="Password").fill(PASSWORD)
             page.get_by_role("button", name="Sign in").click()
             expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+            expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
+            time.sleep(1.5)  # the shortcuts are bound once the page has finished rendering
 
             page.mouse.click(720, 890)  # focus the page (not a field): keys go to the app
             page.keyboard.press("2")  # shortcut: partially correct
