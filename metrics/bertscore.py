@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import math
 import random
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
@@ -127,7 +127,7 @@ class BertScorer:
 
     def __init__(self, model, tokenizer, layer: Optional[int] = None, *, model_name: str = "",
                  device: Optional[str] = None, dtype: Optional[str] = None, batch_size: int = 256,
-                 max_batch_tokens: int = 6144):
+                 max_batch_tokens: int = 6144, cache_mb: float = 256):
         import torch
 
         self.model_name = model_name or getattr(model.config, "_name_or_path", "")
@@ -144,6 +144,9 @@ class BertScorer:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.prefix_space = _is_prefix_space_bpe(tokenizer)
         self._torch = torch
+        self._cache: "OrderedDict[Segment, _Embedded]" = OrderedDict()
+        self._cache_used = 0
+        self.cache_bytes = int(cache_mb * 2**20)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, layer: Optional[int] = None,
@@ -161,19 +164,24 @@ class BertScorer:
         return encode_segment(self.tokenizer, segment, self.max_tokens)
 
     def embed(self, segments: Sequence[Segment], match_special: bool = True) -> list:
-        """One _Embedded (or the MetricInputError) per segment; duplicates encoded once."""
+        """One _Embedded (or the MetricInputError) per segment. Each distinct segment is encoded
+        once per call, and kept in an LRU cache (``cache_mb``) so that later calls (other noise
+        kinds, other prediction sets against the same references) reuse it."""
         torch = self._torch
         unique: dict[Segment, object] = {}
+        found: dict[Segment, object] = {}
         for seg in segments:
-            if seg not in unique:
-                try:
-                    unique[seg] = self._encode(seg)
-                except MetricInputError as exc:
-                    unique[seg] = exc
-        todo = sorted((s for s, e in unique.items() if isinstance(e, EncodedSegment)),
-                      key=lambda s: len(unique[s].input_ids))
-        results: dict[Segment, object] = {s: e for s, e in unique.items()
-                                          if not isinstance(e, EncodedSegment)}
+            if seg in unique or seg in found:
+                continue
+            if seg in self._cache:
+                self._cache.move_to_end(seg)
+                found[seg] = self._cache[seg]
+                continue
+            try:
+                unique[seg] = self._encode(seg)
+            except MetricInputError as exc:
+                found[seg] = exc
+        todo = sorted(unique, key=lambda s: len(unique[s].input_ids))
         batches, batch = [], []
         for seg in todo:
             length = len(unique[seg].input_ids)  # sorted: this is the batch's longest so far
@@ -192,11 +200,32 @@ class BertScorer:
                 hidden = self._forward(encoded)
                 hidden = torch.nn.functional.normalize(hidden.float(), dim=-1).cpu()
                 for i, (seg, enc) in enumerate(zip(batch, encoded)):
-                    vectors = hidden[i, list(enc.scored)]
-                    specials = hidden[i, list(enc.special)] if match_special else hidden[i, :0]
-                    ids = tuple(enc.input_ids[j] for j in enc.scored)
-                    results[seg] = _Embedded(vectors, specials, ids, enc.details)
-        return [results[s] for s in segments]
+                    emb = _Embedded(hidden[i, list(enc.scored)].clone(),
+                                    hidden[i, list(enc.special)].clone(),
+                                    tuple(enc.input_ids[j] for j in enc.scored), enc.details)
+                    found[seg] = emb
+                    self._remember(seg, emb)
+        out = []
+        for seg in segments:
+            emb = found[seg]
+            if not match_special and isinstance(emb, _Embedded):
+                emb = _Embedded(emb.vectors, emb.specials[:0], emb.token_ids, emb.details)
+            out.append(emb)
+        return out
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+        self._cache_used = 0
+
+    def _remember(self, seg: Segment, emb: "_Embedded") -> None:
+        size = (emb.vectors.numel() + emb.specials.numel()) * 4 + len(seg.text)
+        if size > self.cache_bytes:
+            return
+        self._cache[seg] = emb
+        self._cache_used += size
+        while self._cache_used > self.cache_bytes:
+            old_seg, old = self._cache.popitem(last=False)
+            self._cache_used -= (old.vectors.numel() + old.specials.numel()) * 4 + len(old_seg.text)
 
     def _forward(self, encoded: list[EncodedSegment]):
         torch = self._torch
