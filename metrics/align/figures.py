@@ -56,16 +56,23 @@ def _normalise(values: np.ndarray) -> np.ndarray:
     return np.zeros_like(values) if hi <= lo else (values - lo) / (hi - lo)
 
 
+MAX_POINTS = 2000  # points drawn per strip or scatter (a random sample beyond that)
+
+
 def strip_plot(scores: pd.DataFrame, labels: pd.DataFrame, keys: Sequence[str] | None = None,
-               seed: int = 0) -> Figure:
+               seed: int = 0, max_points: int = MAX_POINTS) -> Figure:
     """Figure 2: each configuration's scores of real predictions, min-max normalised to [0, 1],
-    one jittered strip per configuration, coloured by the human label."""
+    one jittered strip per configuration, coloured by the human label (at most `max_points`
+    per strip, a random sample)."""
     real = scores[scores.noise == "none"].merge(labels[["generation_id", "label"]],
                                                 on="generation_id")
     keys = list(keys) if keys else sorted(real.key.unique())
     if real.empty or not keys:
         return _empty("no labelled scores")
     rng = np.random.default_rng(seed)
+    if len(real) > max_points * len(keys):  # a readable sample per strip; numbers use all items
+        real = pd.concat([rows.sample(min(len(rows), max_points), random_state=seed)
+                          for _, rows in real.groupby("key", sort=False)])
     fig = _figure((max(4, 1.1 * len(keys) + 2), 4.5), bottom=0.3, top=0.88)
     ax = fig.add_subplot()
     for i, key in enumerate(keys):
@@ -116,12 +123,16 @@ def noise_plot(scores: pd.DataFrame, keys: Sequence[str] | None = None) -> Figur
 
 
 def kde_classifier_plot(fit: KDEFit, scores: Sequence[float], human: Sequence[str],
-                        title: str = "", seed: int = 0) -> Figure:
+                        title: str = "", seed: int = 0, max_points: int = MAX_POINTS) -> Figure:
     """Figure 5: the items (coloured by human label) against the score axis, the class densities
-    on the right, a line at every threshold and the background shaded by the winning class."""
+    on the right, a line at every threshold and the background shaded by the winning class
+    (at most `max_points` items drawn, a random sample)."""
     t = fit.thresholds
     scores = np.asarray(scores, dtype=float)
     human = list(human)
+    if len(scores) > max_points:
+        pick = np.sort(np.random.default_rng(seed).choice(len(scores), max_points, replace=False))
+        scores, human = scores[pick], [human[i] for i in pick]
     fig = _figure((7, 4.5), top=0.92, wspace=0.05)
     left, right = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1]})
     lo, hi = fit.grid[0], fit.grid[-1]

@@ -15,7 +15,7 @@ from metrics.align import figures
 from metrics.align.kde import save_thresholds
 from metrics.align.pipeline import AlignReport
 
-MAX_KDE_FIGURES = 24  # Figure 5 for at most this many (configuration, slice) fits
+MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
 
 
 def _jsonable(value: Any) -> Any:
@@ -82,18 +82,22 @@ def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
     if result.fits:
         real = report.scores[report.scores.noise == "none"]
         label_of = report.labels.set_index("generation_id")["label"]
+        real = real[real.generation_id.isin(label_of.index)]
+        rows_of = {key: rows for key, rows in real.groupby("key", sort=False)}
         items = []
         for (key, slice_name, value), fit in sorted(result.fits.items()):
-            if slice_name != "all" or len(items) >= kde_limit:
+            if slice_name != "all" or len(items) >= kde_limit or key not in rows_of:
                 continue
-            rows = real[(real.key == key) & real.generation_id.isin(label_of.index)]
+            rows = rows_of[key]
             items.append((f"fig5_kde_{_slug(key)}", figures.kde_classifier_plot(
                 fit, rows.score.to_numpy(float), list(rows.generation_id.map(label_of)),
                 title=f"{key}: {fit.thresholds.describe()}")))
         out["Figure 5: KDE classifier per configuration"] = items
     if not result.confusion.empty:
         items = []
-        for (key, slice_name), rows in result.confusion.groupby(["key", "slice"]):
+        keys = sorted(result.confusion.key.unique())[:kde_limit]
+        for (key, slice_name), rows in result.confusion[result.confusion.key.isin(keys)].groupby(
+                ["key", "slice"]):
             if slice_name == "model":
                 continue
             items.append((f"fig7_confusion_{_slug(key)}_{slice_name}",
@@ -211,8 +215,12 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
         parts.append(f"<h2>Annotators</h2><p>Krippendorff's alpha (ordinal): "
                      f"{report.annotator_alpha:.3f}</p>")
         parts.append(_table_html(report.annotator_pairs))
+    n_keys = report.metrics.kappa.key.nunique() if len(report.metrics.kappa) else 0
     for title, paths in figure_paths.items():
         parts.append(f"<h2>{html.escape(title)}</h2>")
+        if title.startswith(("Figure 5", "Figures 7-8")) and n_keys > MAX_KDE_FIGURES:
+            parts.append(f"<p>The first {MAX_KDE_FIGURES} of {n_keys} configurations; every "
+                         f"number is in kappa.csv and confusion.csv.</p>")
         for p in paths:
             rel = p.relative_to(path.parent).as_posix()
             parts.append(f"<p><a href='{rel}'><img src='{rel}' alt='{html.escape(p.stem)}'></a></p>")
