@@ -140,7 +140,11 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     noise = analysis.noise_table(scored, options.slices, **common)
     context = analysis.context_effect(result.kappa)
     families = load_model_families(list(options.families) or None)
-    groups = analysis.group_kappa(result.kappa, families) if len(result.kappa) else pd.DataFrame()
+    groups = pd.DataFrame()
+    if len(result.kappa):  # Figure 9 (kappa) and Figure 10 (precision of the correct label)
+        groups = pd.concat([analysis.group_kappa(result.kappa, families, value).assign(value=value)
+                            for value in ("kappa", "precision_correct")
+                            if value in result.kappa], ignore_index=True)
     report = AlignReport(options=options, scores=scores, labels=labels, metrics=result,
                          noise=noise, context=context, groups=groups, notes=notes)
     if verdicts is not None and len(verdicts):

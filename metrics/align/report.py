@@ -108,8 +108,11 @@ def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
             (f"fig6_kappa_{slice_name}", figures.kappa_plot(rows, title=f"kappa by {slice_name}"))
             for slice_name, rows in result.kappa.groupby("slice")]
     if not report.groups.empty:
-        out["Figures 9-10: kappa by scoring-model group"] = [
-            ("fig9_groups", figures.group_plot(report.groups[report.groups.slice != "model"]))]
+        groups = report.groups[report.groups.slice != "model"]
+        out["Figures 9-10: kappa and precision of 'correct' by scoring-model group"] = [
+            (f"fig{9 if value == 'kappa' else 10}_groups_{value}",
+             figures.group_plot(rows, title=value.replace("_", " ")))
+            for value, rows in groups.groupby("value", sort=False)]
     if not report.context.empty:
         context = report.context
         if (context.slice == "all").any():

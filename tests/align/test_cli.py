@@ -26,7 +26,7 @@ def test_cli_writes_every_output(align_db, tmp_path, capsys):
                  "results.json", "thresholds.json", "report.html"):
         assert (out / name).is_file(), name
     figures = {p.name.split("_")[0] for p in (out / "figures").glob("*.png")}
-    assert {"fig2", "fig3", "fig5", "fig6", "fig7", "fig9", "fig11", "fig17", "fig18",
+    assert {"fig2", "fig3", "fig5", "fig6", "fig7", "fig9", "fig10", "fig11", "fig17", "fig18",
             "fig19"} <= figures
     html = (out / "report.html").read_text()
     assert "figures/fig5_kde_bleu.png" in html and "kappa.csv" in html
