@@ -1,8 +1,7 @@
 """The labelling view: one item at a time, every change saved at once.
 
-State lives in st.session_state under "lbl_*" keys; the database is the truth. Widget keys carry
-the item and a load counter, so a reload from the database (another tab saved meanwhile)
-redraws the widgets from what is stored."""
+State lives in st.session_state under "lbl_*" keys; the database is the truth. Entering an item
+(or reloading it after another tab saved meanwhile) writes its stored label into the widgets."""
 from __future__ import annotations
 
 import html
@@ -29,8 +28,9 @@ def _item() -> dict:
 
 
 def _wkey(kind: str, code: str = "") -> str:
-    item = _item()
-    return f"lbl_{kind}_{item['gid']}_{item.get('seq', 0)}_{code}"
+    # Fixed keys: the widgets stay mounted from item to item (cheaper to redraw); entering an
+    # item writes its stored values into them before they are drawn.
+    return f"lbl_{kind}_{code}"
 
 
 def _codes_from_widgets() -> list[str]:
@@ -175,8 +175,9 @@ def _enter_item(view: service.ItemView) -> None:
                      "accuracy": view.own.accuracy, "status": view.own.status,
                      "note": view.own.note, "base_seconds": view.own.seconds_spent,
                      "shown_at": time.time()}
-    for code in view.own.codes:
-        S[_wkey("code", code)] = True
+    stored = set(view.own.codes)
+    for code in default_taxonomy().labelable():
+        S[_wkey("code", code.id)] = code.id in stored
     S[_wkey("note")] = view.own.note
 
 

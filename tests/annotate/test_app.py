@@ -86,14 +86,13 @@ def test_annotator_sees_label_page_and_no_lead_pages(app_db):
 def test_label_autosaves_every_change(app_db):
     at = signed_in("bas")
     gid = current_gid(at)
-    at.checkbox(key=f"lbl_code_{gid}_{at.session_state['lbl_item']['seq']}_LG-GR1").check().run()
+    at.checkbox(key="lbl_code_LG-GR1").check().run()
     assert stored(app_db, "bas")[gid] == {**stored(app_db, "bas")[gid], "status": "draft",
                                           "accuracy": None, "codes": ("LG-GR1",)}
     at.button(key="lbl_acc_partial").click().run()
     label = stored(app_db, "bas")[gid]
     assert label["accuracy"] == "partial" and label["status"] == "done"
-    note_key = f"lbl_note_{gid}_{at.session_state['lbl_item']['seq']}_"
-    at.text_area(key=note_key).input("verb form wrong").run()
+    at.text_area(key="lbl_note_").input("verb form wrong").run()
     label = stored(app_db, "bas")[gid]
     assert label["note"] == "verb form wrong" and label["codes"] == ("LG-GR1",)
     assert label["history"] == 3 and label["seconds"] >= 0
@@ -104,15 +103,19 @@ def test_next_previous_and_back_with_history(app_db):
     at = signed_in("bas")
     first = current_gid(at)
     at.button(key="lbl_acc_correct").click().run()
+    at.checkbox(key="lbl_code_SE-MD").check().run()
     at.button(key="lbl_next").click().run()
     second = current_gid(at)
     assert second != first and "Item 2 of 6" in texts(at)
+    assert not any(c.value for c in at.checkbox)  # nothing carried over from item 1
     at.button(key="lbl_prev").click().run()
     assert current_gid(at) == first
     assert at.session_state["lbl_item"]["accuracy"] == "correct"  # shown again from the DB
+    assert at.checkbox(key="lbl_code_SE-MD").value
     at.button(key="lbl_acc_incorrect").click().run()
     label = stored(app_db, "bas")[first]
-    assert label["accuracy"] == "incorrect" and label["history"] == 2
+    assert label["accuracy"] == "incorrect" and label["history"] == 3
+    assert label["codes"] == ("SE-MD",)
 
 
 def test_save_and_next_needs_accuracy_then_moves_on(app_db):
