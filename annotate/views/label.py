@@ -169,12 +169,11 @@ def _choose_current(state: service.QueueState) -> int | None:
 
 def _enter_item(view: service.ItemView) -> None:
     """First draw of an item in this visit: start its clock and seed its widgets."""
-    seq = S.get("lbl_seq", 0) + 1
-    S["lbl_seq"] = seq
-    S["lbl_item"] = {"gid": view.generation_id, "seq": seq, "revision": view.own.revision,
+    S["lbl_item"] = {"gid": view.generation_id, "revision": view.own.revision,
                      "accuracy": view.own.accuracy, "status": view.own.status,
                      "note": view.own.note, "base_seconds": view.own.seconds_spent,
                      "shown_at": time.time()}
+    S.pop("lbl_saved_at", None)  # "saved hh:mm:ss" belongs to the item it was saved on
     stored = set(view.own.codes)
     for code in default_taxonomy().labelable():
         S[_wkey("code", code.id)] = code.id in stored
