@@ -16,7 +16,7 @@ ui.inject_css()
 def sign_in_page() -> None:
     st.title("Comment labelling")
     st.caption("Label LLM-generated code comments in your native language.")
-    error = st.session_state.pop("nlce_oidc_error", None)
+    error = st.session_state.pop("nlce_sign_in_error", None)
     if error:
         st.error(error)
     with st.form("sign_in", clear_on_submit=False, width=420):

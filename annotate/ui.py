@@ -3,6 +3,7 @@ cookie or OIDC), the lead check, the flash message and the page CSS."""
 from __future__ import annotations
 
 import json
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -14,6 +15,7 @@ from annotate.session_token import COOKIE_NAME, LIFETIME_S, make_token, read_tok
 from db import resolve_url, session_scope
 
 USER_KEY = "nlce_user"
+RECHECK_S = 30.0
 FLASH_KEY = "nlce_flash"
 
 PAGE_CSS = """
@@ -97,7 +99,7 @@ def current_user() -> service.AnnotatorInfo | None:
     """The signed-in annotator: this session's, else the session cookie's, else OIDC's."""
     user = st.session_state.get(USER_KEY)
     if user is not None:
-        return user
+        return _recheck(user)
     annotator_id = read_token(_cookie())
     if annotator_id is not None and not st.session_state.get("nlce_signed_out"):
         try:
@@ -113,11 +115,29 @@ def current_user() -> service.AnnotatorInfo | None:
             with db() as session:
                 user = service.annotator_for_email(session, st.user.get("email"))
         except service.AuthError as error:
-            st.session_state["nlce_oidc_error"] = str(error)
+            st.session_state["nlce_sign_in_error"] = str(error)
             return None
         sign_in(user)
         return user
     return None
+
+
+def _recheck(user: service.AnnotatorInfo) -> service.AnnotatorInfo | None:
+    """Re-read the account now and then, so a changed role or a deactivation applies to
+    sessions that are already signed in."""
+    now = time.time()
+    if now - st.session_state.get("nlce_user_checked", 0.0) < RECHECK_S:
+        return user
+    try:
+        with db() as session:
+            fresh = service.get_annotator(session, user.id, active_only=True)
+    except service.AuthError as error:
+        sign_out()
+        st.session_state["nlce_sign_in_error"] = str(error)
+        return None
+    st.session_state[USER_KEY] = fresh
+    st.session_state["nlce_user_checked"] = now
+    return fresh
 
 
 def _cookie() -> str | None:

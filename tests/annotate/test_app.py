@@ -308,3 +308,14 @@ def test_sign_out_returns_to_the_sign_in_form(app_db):
     at.sidebar.button[0].click().run()
     assert "nlce_user" not in at.session_state
     assert at.text_input(key="sign_in_user").value == ""
+
+
+def test_deactivated_account_is_signed_out_within_the_recheck_interval(app_db, ids):
+    at = signed_in("bas")
+    with Session(get_engine(app_db)) as session:
+        service.update_annotator(session, ids["bas"], active=False)
+        session.commit()
+    at.session_state["nlce_user_checked"] = 0.0  # as if the 30 s interval had passed
+    at.button(key="lbl_next").click().run()
+    assert "nlce_user" not in at.session_state
+    assert "deactivated" in at.error[0].value
