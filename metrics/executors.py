@@ -10,7 +10,13 @@ resubmits a failed shard up to ``retries`` times, and reports the ones that stil
 the rest goes on.
 
     executor = make_executor("ray", address="auto")          # or "inprocess", "process"
-    report = run_shards(shards, "metrics.grid:score_batch", executor, on_result=store)
+    report = run_shards(shards, "metrics.executors:score_runner_batch", executor,
+                        on_result=store)
+
+`python -m metrics.score ... --executor process --workers 4` (or ``--executor ray --address
+auto``) runs the metrics runner's chunks this way (`score_chunks`): its pure per-batch function
+`metrics.runner.score_items(config, items, setup)` in the workers, its database writes in the
+driver.
 
 Executors: `InProcessExecutor` (default; no start-up, no serialisation), `ProcessPoolExecutor`
 (``--workers N`` spawned processes, torch threads split between them), `RayExecutor`
@@ -29,20 +35,20 @@ import time
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 EXECUTORS = ("inprocess", "process", "ray")
 
 
-class ExecutorError(RuntimeError):
+class ExecutorError(RuntimeError, ValueError):
     """An executor that cannot start (Ray missing, cluster unreachable, bad option)."""
 
 
 @dataclass(frozen=True)
 class Shard:
-    """One unit of work: a configuration (plain dict) and the items (plain dicts) to score."""
+    """One unit of work: a configuration and the items to score (picklable plain data)."""
     key: str
-    config: dict
+    config: Any
     items: tuple
 
     def __len__(self) -> int:
@@ -78,7 +84,8 @@ class GridReport:
 # ------------------------------------------------------------------------------ worker side
 
 def resolve_scorer(path: str) -> tuple[Callable, Optional[Callable]]:
-    """The scoring function named ``"module:function"`` and the module's `prepare_config`."""
+    """The scoring function named ``"module:function"`` and its warm-up hook: the function's
+    `prepare` attribute, else the module's `prepare_config`, else None."""
     module_name, _, name = path.partition(":")
     if not module_name or not name:
         raise ExecutorError(f"scorer {path!r} must look like 'package.module:function'")
@@ -87,7 +94,7 @@ def resolve_scorer(path: str) -> tuple[Callable, Optional[Callable]]:
         function = getattr(module, name)
     except AttributeError:
         raise ExecutorError(f"module {module_name} has no function {name!r}") from None
-    return function, getattr(module, "prepare_config", None)
+    return function, getattr(function, "prepare", getattr(module, "prepare_config", None))
 
 
 def score_shard(scorer: str, config: dict, items: tuple) -> dict:
@@ -179,6 +186,8 @@ class ProcessPoolExecutor(Executor):
         self._pool: cf.ProcessPoolExecutor | None = None
 
     def start(self) -> None:
+        if self._pool is not None:
+            return  # already running: keep the workers and the models they loaded
         import multiprocessing
 
         # spawn, not fork: the driver may already run torch threads, and a forked OpenMP
@@ -195,6 +204,7 @@ class ProcessPoolExecutor(Executor):
         except cf.process.BrokenProcessPool:
             # a worker died (out of memory, killed): the pool is unusable, start a new one
             self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
             self.start()
             return self._pool.submit(score_shard, scorer, shard.config, shard.items)
 
@@ -229,6 +239,8 @@ class RayExecutor(Executor):
         self._started_ray = False
 
     def start(self) -> None:
+        if self._remote is not None:
+            return
         try:
             import ray
         except ImportError as error:
@@ -320,16 +332,22 @@ def _error_text(error: BaseException) -> str:
     return text[-2000:]
 
 
-def run_shards(shards: Iterable[Shard], scorer: str, executor: Executor, *,
-               on_result: Callable[[ShardResult], None], retries: int = 2,
-               progress: Callable[[ShardResult], None] | None = None,
-               on_failure: Callable[[Shard, str, int], None] | None = None) -> GridReport:
-    """Score every shard on `executor`; `on_result` is called once per finished shard, in the
-    driver, in completion order (write it to the database there). A shard whose worker raised
-    is resubmitted up to `retries` times; after that it is reported in `GridReport.failed` and
-    the others go on. `on_result` errors are not retried: they stop the run (nothing is lost,
-    finished shards are already written)."""
-    report = GridReport()
+@dataclass
+class ShardFailure:
+    """A shard given up after its retries."""
+    shard: Shard
+    error: str
+    attempts: int
+
+
+def iter_results(shards: Iterable[Shard], scorer: str, executor: Executor, *, retries: int = 2,
+                 report: GridReport | None = None,
+                 on_failure: Callable[[Shard, str, int], None] | None = None
+                 ) -> Iterator[ShardResult | ShardFailure]:
+    """Score every shard on `executor`, yielding a ShardResult per finished shard in completion
+    order, or a ShardFailure once a shard has failed 1 + `retries` times (the others go on).
+    The caller writes results as they come: one writer, in the driver."""
+    report = report if report is not None else GridReport()
     started = time.perf_counter()
     executor.start()
     report.start_s = time.perf_counter() - started
@@ -356,16 +374,72 @@ def run_shards(shards: Iterable[Shard], scorer: str, executor: Executor, *,
                         pending.append(shard)
                     else:
                         report.failed[shard.key] = message
+                        yield ShardFailure(shard, message, attempts[shard.key])
                     continue
                 result = ShardResult(shard, out["scores"], out["worker"], out["prepare_s"],
                                      out["score_s"], time.perf_counter() - submitted,
                                      attempts[shard.key])
-                on_result(result)
                 report.done.append(result)
-                if progress is not None:
-                    progress(result)
+                yield result
     finally:
         for future in in_flight:
             future.cancel()
         report.wall_s = time.perf_counter() - started
+
+
+def run_shards(shards: Iterable[Shard], scorer: str, executor: Executor, *,
+               on_result: Callable[[ShardResult], None], retries: int = 2,
+               progress: Callable[[ShardResult], None] | None = None,
+               on_failure: Callable[[Shard, str, int], None] | None = None) -> GridReport:
+    """`iter_results` with a callback: `on_result` is called once per finished shard, in the
+    driver (write it to the database there); failures end up in `GridReport.failed`."""
+    report = GridReport()
+    for outcome in iter_results(shards, scorer, executor, retries=retries, report=report,
+                                on_failure=on_failure):
+        if isinstance(outcome, ShardResult):
+            on_result(outcome)
+            if progress is not None:
+                progress(outcome)
     return report
+
+
+# ------------------------------------------------------------------------------ the metrics runner
+
+def score_runner_batch(payload, items) -> list:
+    """Worker side of `python -m metrics.score`: the runner's pure per-batch function."""
+    from metrics.runner import score_items
+
+    config, setup = payload
+    return score_items(config, list(items), setup)
+
+
+def _prepare_runner(payload) -> None:
+    from metrics.runner import get_scorer
+
+    get_scorer(payload[0])  # loads the model once per worker process (None for lexical)
+
+
+score_runner_batch.prepare = _prepare_runner
+RUNNER_SCORER = "metrics.executors:score_runner_batch"
+
+
+def score_chunks(config, setup, chunks: Iterable[list], executor: Executor | None = None, *,
+                 retries: int = 2, key: str = "chunk", scorer: str = RUNNER_SCORER
+                 ) -> Iterator[tuple[list, Optional[list], Optional[str]]]:
+    """(items, scores, None) per chunk of the runner's items, or (items, None, error) for a chunk
+    that failed 1 + `retries` times. Without an executor: in this process, one chunk after the
+    other, lazily (the runner's own loop). With one: every chunk is a shard, results come in
+    completion order."""
+    if executor is None:
+        from metrics.runner import score_items
+
+        for items in chunks:
+            yield items, score_items(config, items, setup), None
+        return
+    shards = [Shard(f"{key}:{items[0].subject_id}-{items[-1].subject_id}", (config, setup),
+                    tuple(items)) for items in chunks if items]
+    for outcome in iter_results(shards, scorer, executor, retries=retries):
+        if isinstance(outcome, ShardResult):
+            yield list(outcome.shard.items), outcome.scores, None
+        else:
+            yield list(outcome.shard.items), None, outcome.error

@@ -39,11 +39,14 @@ class RunSummary:
     noise_created: int = 0
     noise_failed: int = 0
     error_examples: list = field(default_factory=list)
+    unscored: int = 0  # items of chunks whose worker kept failing (--executor); a re-run retries
 
     def line(self) -> str:
         extra = f", {self.noise_created} noise samples created" if self.noise_created else ""
         if self.noise_failed:
             extra += f", {self.noise_failed} targets without noise"
+        if self.unscored:
+            extra += f", {self.unscored} not scored (worker failures; re-run to retry)"
         return (f"run {self.run_id}: {self.selected} selected, {self.skipped} already stored, "
                 f"{self.scored} scored, {self.errors} errors{extra}")
 
@@ -258,8 +261,11 @@ def _progress(total: int, desc: str, enabled: bool):
 
 def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
                         progress: bool = True, retry_errors: bool = False,
-                        chunk_size: Optional[int] = None) -> RunSummary:
-    """Score the selected generations (or their noise) under ``config`` and store the scores."""
+                        chunk_size: Optional[int] = None, executor=None,
+                        retries: int = 2) -> RunSummary:
+    """Score the selected generations (or their noise) under ``config`` and store the scores.
+    ``executor`` (metrics.executors) scores the chunks in worker processes or on Ray; the
+    scores are still written here, once per chunk."""
     from db import session_scope
     from db.models import MetricScore
 
@@ -307,15 +313,27 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
     needs_content = config.context == "full"
     size = chunk_size or max(64, (config.batch_size or 64) * 4)
     bar = _progress(len(todo), config.metric, progress)
-    for i in range(0, len(todo), size):
-        chunk = todo[i:i + size]
-        with session_scope(url) as session:
-            contents = _file_contents(session, [r.source_file_id for r in chunk]) \
-                if needs_content else {}
-        items = [ScoringItem("noise" if noise else "generation", subject_of(r), r.target_id,
-                             noise_of[r.target_id][1] if noise else r.prediction, r.reference,
-                             r.lang, contents.get(r.source_file_id), r.span) for r in chunk]
-        scores = score_items(config, items, setup)
+
+    def item_chunks():
+        for i in range(0, len(todo), size):
+            chunk = todo[i:i + size]
+            with session_scope(url) as session:
+                contents = _file_contents(session, [r.source_file_id for r in chunk]) \
+                    if needs_content else {}
+            yield [ScoringItem("noise" if noise else "generation", subject_of(r), r.target_id,
+                               noise_of[r.target_id][1] if noise else r.prediction, r.reference,
+                               r.lang, contents.get(r.source_file_id), r.span) for r in chunk]
+
+    from metrics.executors import score_chunks
+
+    for items, scores, failure in score_chunks(config, setup, item_chunks(), executor,
+                                               retries=retries, key=f"run{run_id}"):
+        if scores is None:  # nothing stored for these: the next run picks them up
+            summary.unscored += len(items)
+            summary.error_examples.append(f"{len(items)} items: worker failed: "
+                                          f"{failure.splitlines()[-1]}")
+            bar.update(len(items))
+            continue
         _insert_scores(url, run_id, items, scores, noise)
         summary.scored += len(items)
         for item, score in zip(items, scores):
@@ -324,7 +342,7 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
                 if len(summary.error_examples) < 5:
                     summary.error_examples.append(f"{item.subject} {item.subject_id}: "
                                                   f"{score.error}")
-        bar.update(len(chunk))
+        bar.update(len(items))
     bar.close()
     return summary
 
@@ -357,9 +375,11 @@ def _insert_scores(url, run_id: int, items, scores, noise: bool) -> None:
 
 
 def score_grid(configs: Sequence[ScoringConfig], url: Optional[str] = None, *,
-               progress: bool = True, retry_errors: bool = False) -> list[RunSummary]:
+               progress: bool = True, retry_errors: bool = False, executor=None,
+               retries: int = 2) -> list[RunSummary]:
     """Score several configurations in turn (models stay loaded between them)."""
-    return [score_configuration(c, url, progress=progress, retry_errors=retry_errors)
+    return [score_configuration(c, url, progress=progress, retry_errors=retry_errors,
+                                executor=executor, retries=retries)
             for c in configs]
 
 
@@ -395,6 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="re-score items whose stored score is an error")
     parser.add_argument("--no-progress", action="store_true")
     add_database_argument(parser)
+    from metrics.executors import add_executor_arguments
+
+    add_executor_arguments(parser)  # --executor inprocess|process|ray, --workers, --address
     return parser
 
 
@@ -419,10 +442,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             parser.error("give --metric (see --help) or --grid FILE.yaml")
         status = 0
+        from metrics.executors import ExecutorError, executor_from_args
+
+        try:
+            executor = executor_from_args(args)  # checks the flags even for inprocess
+            executor = None if args.executor == "inprocess" else executor  # the plain loop
+        except ExecutorError as exc:
+            parser.error(str(exc))
         for config in configs:
             try:
                 summary = score_configuration(config, args.db, progress=not args.no_progress,
-                                              retry_errors=args.retry_errors)
+                                              retry_errors=args.retry_errors, executor=executor,
+                                              retries=args.retries)
             except (ConfigError, ModelUnavailableError, ValueError, OSError) as exc:
                 print(f"error: {config.metric} ({config.model or 'lexical'}): {exc}",
                       file=sys.stderr)
@@ -432,6 +463,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"  signature: {summary.signature}")
             for example in summary.error_examples[:3]:
                 print(f"  e.g. {example}")
+            if summary.unscored:
+                status = 1
+        if executor is not None:
+            executor.close()
         return status
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

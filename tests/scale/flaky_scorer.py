@@ -25,11 +25,12 @@ def double_or_fail(config: dict, items: list[dict]) -> list[dict]:
     return [dict(id=item["id"], value=item["x"] * 2, pid=os.getpid()) for item in items]
 
 
-def grid_fail_first(config: dict, items: list[dict]) -> list[dict]:
-    """metrics.grid.score_batch, except that each shard's first attempt fails."""
-    from metrics.grid import score_batch
+def runner_fail_first(payload, items) -> list:
+    """The metrics runner's worker function, except that each shard's first attempt fails."""
+    from metrics.executors import score_runner_batch
 
-    name = f"run{config['run_id']}-g{items[0]['generation_id']}"
+    config = payload[0]
+    name = f"{config.metric}-{config.context}-seed{config.seed}-{items[0].subject_id}"
     if _attempt(os.environ[FAIL_DIR_ENV], name) == 0:
         raise RuntimeError("flaky worker: first attempt fails on purpose")
-    return score_batch(config, items)
+    return score_runner_batch(payload, items)

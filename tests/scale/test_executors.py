@@ -1,6 +1,7 @@
-"""The metric grid on three executors: in this process, a local process pool and a local Ray
-cluster started by the test. Same stored scores on each, a re-run scores nothing, a failing
-shard is retried and a shard that keeps failing is reported while the rest is stored."""
+"""The metrics runner on three executors: in this process, a local process pool and a local Ray
+cluster started by the test. Same stored scores on each, a re-run scores nothing, an
+interrupted run resumes, a failing shard is retried and one that keeps failing is reported
+while the rest is stored."""
 from __future__ import annotations
 
 import os
@@ -11,20 +12,23 @@ from sqlalchemy import delete, select
 
 from metrics.executors import (InProcessExecutor, ProcessPoolExecutor, RayExecutor, Shard,
                                run_shards)
-from metrics.grid import GridConfig, plan_shards, run_grid, stored_scores
+from metrics.runner import ScoringConfig
+from metrics.score import score_configuration, score_grid
 
 HERE = Path(__file__).parent
-LEXICAL = [GridConfig("bleu"), GridConfig("rouge_l"), GridConfig("chrf")]
-CONFIGS = LEXICAL + [GridConfig("bertscore", layer=3, context="none"),
-                     GridConfig("bertscore", layer=3, context="full")]
+LEXICAL = [ScoringConfig("bleu").validated(), ScoringConfig("rouge_l").validated(),
+           ScoringConfig("chrf").validated()]
+CONFIGS = LEXICAL + [ScoringConfig("bertscore", layer=3, context=c).validated()
+                     for c in ("none", "full")]
 # Loading torch and the encoder costs each fresh worker process ~20 s on a busy 2-core box, so
 # BERTScore runs on the session's Ray workers (loaded once) and the process pool gets the
 # lexical grid; both go through the same worker code (metrics.executors.score_shard).
 CONFIGS_FOR = {"process": LEXICAL, "ray": CONFIGS}
 LANGUAGES = ("zh", "el", "nl")  # three targets, two models each: six generations
+CHUNK = 2  # items per shard: three shards per configuration
 
 
-def seed_grid_db(url: str) -> list[int]:
+def seed_grid_db(url: str) -> None:
     """Six generations in three languages; the first has an empty prediction (an error row)."""
     from annotate.synthetic import add_synthetic_corpus
     from db import session_scope
@@ -35,7 +39,23 @@ def seed_grid_db(url: str) -> list[int]:
                              models=("model-a", "model-b"))
         first = session.execute(select(Generation).order_by(Generation.id)).scalars().first()
         first.predicted_comment = "   "
-        return list(session.execute(select(Generation.id)).scalars())
+
+
+def stored_scores(url: str) -> dict:
+    """{(signature, generation id): (P, R, F, error)} of everything stored."""
+    from db import session_scope
+    from db.models import MetricRun, MetricScore
+
+    query = (select(MetricRun.signature, MetricScore.generation_id, MetricScore.precision,
+                    MetricScore.recall, MetricScore.f, MetricScore.error)
+             .join(MetricRun, MetricScore.run_id == MetricRun.id))
+    with session_scope(url) as session:
+        return {(r[0], r[1]): tuple(r[2:]) for r in session.execute(query)}
+
+
+def score_all(url, configs, executor=None, **kwargs):
+    return [score_configuration(c, url, progress=False, chunk_size=CHUNK, executor=executor,
+                                **kwargs) for c in configs]
 
 
 @pytest.fixture(scope="session")
@@ -64,12 +84,11 @@ def _executor(kind: str, request):
 
 @pytest.fixture(scope="module")
 def reference_scores(tmp_path_factory):
-    """The grid scored in this process: what every other executor must reproduce."""
+    """The grid scored by the runner's own in-process loop: what every executor must match."""
     url = f"sqlite:///{tmp_path_factory.mktemp('grid-ref') / 'ref.db'}"
     seed_grid_db(url)
-    report, runs = run_grid(url, CONFIGS, InProcessExecutor(), batch_size=2,
-                            show_progress=False)
-    assert not report.failed and report.items == 6 * len(CONFIGS)
+    summaries = score_all(url, CONFIGS)
+    assert [s.scored for s in summaries] == [6] * len(CONFIGS)
     return stored_scores(url)
 
 
@@ -87,37 +106,33 @@ def test_reference_grid_is_complete_and_sane(reference_scores):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["process", "ray"])
 def test_executor_stores_the_same_scores_and_resumes(kind, request, tmp_path, reference_scores):
+    from db import session_scope
+    from db.models import MetricScore
+
     url = f"sqlite:///{tmp_path / 'grid.db'}"
     seed_grid_db(url)
     configs = CONFIGS_FOR[kind]
     signatures = {config.signature() for config in configs}
-    reference_scores = {k: v for k, v in reference_scores.items() if k[0] in signatures}
+    reference = {k: v for k, v in reference_scores.items() if k[0] in signatures}
     with _executor(kind, request) as executor:
-        report, runs = run_grid(url, configs, executor, batch_size=2, show_progress=False)
-        assert not report.failed, report.failed
-        assert report.items == 6 * len(configs)
-        assert len(report.done) == 3 * len(configs)  # 6 items in batches of 2
-        assert stored_scores(url) == reference_scores  # bit for bit, every configuration
+        summaries = score_all(url, configs, executor)
+        assert [(s.scored, s.unscored) for s in summaries] == [(6, 0)] * len(configs)
+        assert stored_scores(url) == reference  # bit for bit, every configuration
 
-        again, runs = run_grid(url, configs, executor, batch_size=2, show_progress=False)
-        assert again.done == [] and again.failed == {}
-        assert all(before == total for _config, total, before in runs.values())
+        again = score_all(url, configs, executor)
+        assert [(s.skipped, s.scored) for s in again] == [(6, 0)] * len(configs)
 
-        # an interrupted run: drop part of one configuration's scores, only that is re-scored
-        from db import session_scope
-        from db.models import MetricScore
-
-        run_id = max(runs)  # the last configuration
+        # an interrupted run: part of the last configuration missing, only that is re-scored
+        run_id = summaries[-1].run_id
+        generations = sorted({g for (_s, g) in reference})[:3]
         with session_scope(url) as session:
             dropped = session.execute(delete(MetricScore).where(
-                MetricScore.run_id == run_id,
-                MetricScore.generation_id.in_(sorted({g for (_s, g) in reference_scores})[:3]))
+                MetricScore.run_id == run_id, MetricScore.generation_id.in_(generations))
             ).rowcount
         assert dropped == 3
-        resumed, _ = run_grid(url, configs, executor, batch_size=2, show_progress=False)
-        assert resumed.items == 3
-        assert {r.shard.config["run_id"] for r in resumed.done} == {run_id}
-        assert stored_scores(url) == reference_scores
+        resumed = score_all(url, configs, executor)
+        assert [s.scored for s in resumed] == [0] * (len(configs) - 1) + [3]
+        assert stored_scores(url) == reference
 
 
 @pytest.mark.parametrize("kind", ["inprocess", "process", "ray"])
@@ -147,28 +162,35 @@ def test_failed_shard_is_retried_and_a_hopeless_one_reported(kind, request, tmp_
     assert (tmp_path / "hopeless-999").read_text() == "3"  # 1 try + 2 retries, then given up
 
 
+class FlakyRayExecutor(RayExecutor):
+    """Real Ray, running the runner's worker function wrapped so each shard fails once."""
+
+    def submit(self, shard, scorer):
+        return super().submit(shard, "flaky_scorer:runner_fail_first")
+
+
 @pytest.mark.slow
-def test_grid_retries_failed_shards_on_ray(ray_cluster, tmp_path, reference_scores):
+def test_runner_retries_failed_shards_on_ray(ray_cluster, tmp_path, reference_scores):
     url = f"sqlite:///{tmp_path / 'grid.db'}"
     seed_grid_db(url)
-    lexical = [c for c in CONFIGS if c.metric != "bertscore"]
-    report, _ = run_grid(url, lexical, RayExecutor(), batch_size=4, show_progress=False,
-                         scorer="flaky_scorer:grid_fail_first")
-    assert not report.failed
-    assert all(r.attempts == 2 for r in report.done)  # every shard failed once, then stored
-    expected = {k: v for k, v in reference_scores.items()
-                if k[0] in {c.signature() for c in lexical}}
-    assert stored_scores(url) == expected
+    summaries = score_grid(LEXICAL, url, progress=False, executor=FlakyRayExecutor())
+    assert [(s.scored, s.unscored) for s in summaries] == [(6, 0)] * len(LEXICAL)
+    fail_dir = Path(os.environ["NLCE_TEST_FAIL_DIR"])
+    assert sorted(p.read_text() for p in fail_dir.glob("bleu-none-seed0-*")) == ["2"]  # 1 shard
+    signatures = {c.signature() for c in LEXICAL}
+    assert stored_scores(url) == {k: v for k, v in reference_scores.items() if k[0] in signatures}
 
 
-def test_plan_rejects_bad_configurations():
-    from metrics.grid import GridError
-
-    with pytest.raises(GridError, match="unknown metric 'blue'"):
-        GridConfig("blue")
-    with pytest.raises(GridError, match="lexical: it reads no context"):
-        GridConfig("bleu", context="full")
-    with pytest.raises(ValueError, match="unknown context variant 'fully'"):
-        GridConfig("bertscore", context="fully")
-    with pytest.raises(GridError, match="batch size must be at least 1"):
-        plan_shards("sqlite://", [GridConfig("bleu")], batch_size=0)
+def test_runner_reports_chunks_that_keep_failing(ray_cluster, tmp_path, reference_scores):
+    url = f"sqlite:///{tmp_path / 'grid.db'}"
+    seed_grid_db(url)
+    config = ScoringConfig("bleu", seed=7).validated()  # its own attempt markers
+    summary = score_configuration(config, url, progress=False, chunk_size=CHUNK,
+                                  executor=FlakyRayExecutor(), retries=0)
+    assert (summary.scored, summary.unscored) == (0, 6)
+    assert "first attempt fails on purpose" in summary.error_examples[0]
+    assert "6 not scored" in summary.line()
+    assert stored_scores(url) == {}
+    again = score_configuration(config, url, progress=False, chunk_size=CHUNK,
+                                executor=FlakyRayExecutor(), retries=0)  # second attempts pass
+    assert (again.skipped, again.scored, again.unscored) == (0, 6, 0)
