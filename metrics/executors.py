@@ -129,9 +129,18 @@ def _init_process_worker(threads: int, path: list) -> None:
 # ------------------------------------------------------------------------------ executors
 
 class Executor:
-    """Submit shards, get `concurrent.futures.Future`s of `score_shard`'s result."""
+    """Submit shards, get `concurrent.futures.Future`s of `score_shard`'s result.
+
+    `history` accumulates the ShardResults (worker, timings) of every run on this executor, for
+    benchmarks and reports."""
     name = "?"
     workers = 1
+
+    @property
+    def history(self) -> list:
+        if "_history" not in self.__dict__:
+            self._history = []
+        return self._history
 
     @property
     def capacity(self) -> int:
@@ -380,6 +389,7 @@ def iter_results(shards: Iterable[Shard], scorer: str, executor: Executor, *, re
                                      out["score_s"], time.perf_counter() - submitted,
                                      attempts[shard.key])
                 report.done.append(result)
+                executor.history.append(result)
                 yield result
     finally:
         for future in in_flight:
