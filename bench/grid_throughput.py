@@ -86,18 +86,22 @@ def run_one(name: str, executor, configs, url: str, chunk: int) -> dict:
     items = sum(s.scored for s in summaries)
     assert all(s.unscored == 0 for s in summaries), [s.line() for s in summaries]
     per_worker = defaultdict(lambda: [0, 0.0, 0.0])  # items, score s, prepare s
+    per_metric = defaultdict(lambda: [0, 0.0])  # (worker, metric) -> items, score s
     for result in history:
         stats = per_worker[result.worker]
         stats[0] += len(result.shard)
         stats[1] += result.score_s
         stats[2] += result.prepare_s
+        metric = per_metric[result.worker, result.shard.config[0].metric]
+        metric[0] += len(result.shard)
+        metric[1] += result.score_s
     first = min(history, key=lambda r: r.round_trip_s) if history else None
     dispatch = [r.round_trip_s - r.prepare_s - r.score_s for r in history]
     return dict(name=name, describe=executor.describe(), wall=wall, items=items,
                 shards=len(history), start_s=start_s,
                 first_overhead=(history[0].round_trip_s - history[0].prepare_s
                                 - history[0].score_s) if history else 0.0,
-                per_worker=dict(per_worker), dispatch_median=statistics.median(dispatch)
+                per_worker=dict(per_worker), per_metric=dict(per_metric), dispatch_median=statistics.median(dispatch)
                 if dispatch else 0.0, fastest=first)
 
 
@@ -146,8 +150,11 @@ def main(argv=None) -> int:
               f"{result['first_overhead']:.2f}s (spawn/import/connect); median dispatch+queue "
               f"per shard {result['dispatch_median'] * 1e3:.0f} ms")
         for worker, (items, score_s, prepare_s) in sorted(result["per_worker"].items()):
-            print(f"  worker {worker}: {items} items, {items / score_s if score_s else 0:.1f} "
-                  f"items/s computing, model load {prepare_s:.1f}s")
+            rates = ", ".join(f"{metric} {n / t:.0f}/s" for (w, metric), (n, t)
+                              in sorted(result["per_metric"].items()) if w == worker and t)
+            print(f"  worker {worker}: {items} items in {score_s:.1f}s computing "
+                  f"({items / score_s if score_s else 0:.1f} items/s: {rates}), model load "
+                  f"{prepare_s:.1f}s")
 
     base = next((r for r in results if r["name"] == "inprocess"), None)
     print("\nsummary (items/s end to end; ratio against in-process)")
@@ -155,8 +162,12 @@ def main(argv=None) -> int:
         rate = r["items"] / r["wall"]
         ratio = f"{rate / (base['items'] / base['wall']):.2f}x" if base else "-"
         compute = sum(s for _, s, _ in r["per_worker"].values())
+        load = max((p for _, _, p in r["per_worker"].values()), default=0.0)
+        workers = len(r["per_worker"]) or 1
+        warm = r["items"] / (compute / workers) if compute else 0.0
         print(f"  {r['name']:<10} {rate:8.1f} items/s  {ratio:>6}  wall {r['wall']:6.1f}s  "
-              f"worker compute {compute:6.1f}s  workers {len(r['per_worker'])}")
+              f"workers {workers}  compute {compute:6.1f}s  slowest model load {load:5.1f}s  "
+              f"warm {warm:6.1f} items/s (items / compute per worker)")
     return 0
 
 
