@@ -250,6 +250,11 @@ class RayExecutor(Executor):
     def start(self) -> None:
         if self._remote is not None:
             return
+        token = os.path.expanduser("~/.ray/auth_token")
+        if self.address and "RAY_AUTH_MODE" not in os.environ and os.path.exists(token):
+            # `ray start` turns token authentication on when this file exists, but a Ray 2.60
+            # driver joining a cluster only sends the token when told to (before import).
+            os.environ["RAY_AUTH_MODE"] = "token"
         try:
             import ray
         except ImportError as error:
