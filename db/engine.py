@@ -18,6 +18,9 @@ from taxonomy import default_taxonomy
 
 DATABASE_URL_ENV = "NLCE_DATABASE_URL"
 DEFAULT_DATABASE_URL = "sqlite:///comments.db"
+# Connections held open to a server database (bench/annotate_load.py: past ~32 busy annotators
+# saves queue for the 5 + 10 default connections).
+POOL_SIZE_ENV, POOL_OVERFLOW_ENV = "NLCE_DB_POOL_SIZE", "NLCE_DB_MAX_OVERFLOW"
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -50,8 +53,12 @@ def get_engine(url: str | None = None) -> Engine:
     """An engine for the URL (cached per URL), with the schema created if it is missing."""
     url = resolve_url(url)
     is_sqlite = make_url(url).get_backend_name() == "sqlite"
-    kwargs = {"connect_args": {"check_same_thread": False, "timeout": 30}} if is_sqlite else {
-        "pool_pre_ping": True}
+    if is_sqlite:
+        kwargs = {"connect_args": {"check_same_thread": False, "timeout": 30}}
+    else:  # a team server: one Streamlit process serves every annotator from this pool
+        kwargs = {"pool_pre_ping": True,
+                  "pool_size": int(os.environ.get(POOL_SIZE_ENV, 5)),
+                  "max_overflow": int(os.environ.get(POOL_OVERFLOW_ENV, 10))}
     engine = create_engine(url, **kwargs)
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
