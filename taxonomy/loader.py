@@ -150,18 +150,25 @@ def _check_keys(entry: dict, allowed: set, where: str, fail, required=("id",)) -
             raise fail(where, f"{key}: missing")
 
 
-def _texts(entry: dict, key: str, where: str, fail) -> dict[str, str]:
+def _per_language(entry: dict, key: str, where: str, fail, what: str) -> dict:
+    """entry[key] as a mapping with exactly the project's languages, each present."""
     value = entry.get(key)
     if not isinstance(value, dict):
-        raise fail(where, f"{key}: missing or not a mapping of language -> text")
+        raise fail(where, f"{key}: missing or not a mapping of language -> {what}")
     for lang in value:
         if lang not in LANGUAGES:
             raise fail(where, f"{key}.{lang}: unknown language (expected {', '.join(LANGUAGES)})")
+    for lang in LANGUAGES:
+        if value.get(lang) is None:
+            raise fail(where, f"{key}.{lang}: translation missing")
+    return value
+
+
+def _texts(entry: dict, key: str, where: str, fail) -> dict[str, str]:
+    value = _per_language(entry, key, where, fail, "text")
     out = {}
     for lang in LANGUAGES:
-        text = value.get(lang)
-        if text is None:
-            raise fail(where, f"{key}.{lang}: translation missing")
+        text = value[lang]
         if not isinstance(text, str) or not text.strip():
             raise fail(where, f"{key}.{lang}: must be non-empty text")
         out[lang] = " ".join(text.split())
@@ -170,19 +177,12 @@ def _texts(entry: dict, key: str, where: str, fail) -> dict[str, str]:
 
 def _criteria(entry: dict, key: str, where: str, fail, required: bool
               ) -> dict[str, tuple[str, ...]]:
-    value = entry.get(key)
-    if value is None and not required:
+    if entry.get(key) is None and not required:
         return {lang: () for lang in LANGUAGES}
-    if not isinstance(value, dict):
-        raise fail(where, f"{key}: missing or not a mapping of language -> list of criteria")
-    for lang in value:
-        if lang not in LANGUAGES:
-            raise fail(where, f"{key}.{lang}: unknown language (expected {', '.join(LANGUAGES)})")
+    value = _per_language(entry, key, where, fail, "list of criteria")
     out = {}
     for lang in LANGUAGES:
-        items = value.get(lang)
-        if items is None:
-            raise fail(where, f"{key}.{lang}: translation missing")
+        items = value[lang]
         if not isinstance(items, list) or not all(isinstance(s, str) and s.strip()
                                                   for s in items):
             raise fail(where, f"{key}.{lang}: must be a list of non-empty sentences")
