@@ -232,48 +232,47 @@ def _run_label(row) -> str:
     return f"{row['model']} | {row['language']} | {row['strategy']} (run {row['run_id']})"
 
 
-def write_figures(report: dict, out: Path) -> list[Path]:
-    """PNG counterparts of Figures 15-16 (failure and empty rates per run) and 19 (pooled
-    per-code precision/recall; * = fewer than 10 predicted or labelled)."""
+def _paired_bars(labels: list[str], frame: pd.DataFrame, panels, row_height: float,
+                 path: Path) -> Path:
+    """Two horizontal bar charts side by side over the same rows; panels = (column, title,
+    colour) twice. Values are rates in 0..1 (a missing one is drawn as 0)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + row_height * len(frame)), sharey=True)
+    for ax, (column, title, colour) in zip(axes, panels):
+        ax.barh(labels, frame[column].fillna(0.0), color=colour)
+        ax.set_xlim(0, 1)
+        ax.set_title(title)
+        ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_figures(report: dict, out: Path) -> list[Path]:
+    """PNG counterparts of Figures 15-16 (failure and empty rates per run) and 19 (pooled
+    per-code precision/recall; * = fewer than 10 predicted or labelled)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     rates = report["failure_rates"]
     if not rates.empty:
-        labels = [_run_label(r) for _, r in rates.iterrows()]
-        fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.35 * len(rates)), sharey=True)
-        for ax, column, title in ((axes[0], "parse_failure_rate", "parse failures"),
-                                  (axes[1], "empty_rate", "empty responses")):
-            ax.barh(labels, rates[column].fillna(0.0), color="#b04a4a" if column.startswith(
-                "parse") else "#4a6fb0")
-            ax.set_xlim(0, 1)
-            ax.set_title(title)
-            ax.invert_yaxis()
-        fig.tight_layout()
-        path = out / "failure_rates.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        written.append(_paired_bars(
+            [_run_label(r) for _, r in rates.iterrows()], rates,
+            (("parse_failure_rate", "parse failures", "#b04a4a"),
+             ("empty_rate", "empty responses", "#4a6fb0")),
+            0.35, out / "failure_rates.png"))
     codes = report["codes_pooled"]
     codes = codes[(codes["support"] > 0) | (codes["predicted"] > 0)]
     if not codes.empty:
         names = [f"{r['model']} | {r['strategy']} | {r['code']}{' *' if r['low_count'] else ''}"
                  for _, r in codes.iterrows()]
-        fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.3 * len(codes)), sharey=True)
-        for ax, column in zip(axes, ("precision", "recall")):
-            ax.barh(names, codes[column].fillna(0.0), color="#5a8f5a")
-            ax.set_xlim(0, 1)
-            ax.set_title(column)
-            ax.invert_yaxis()
-        fig.tight_layout()
-        path = out / "code_precision_recall.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        written.append(_paired_bars(
+            names, codes, (("precision", "precision", "#5a8f5a"), ("recall", "recall", "#5a8f5a")),
+            0.3, out / "code_precision_recall.png"))
     return written
 
 
