@@ -59,6 +59,41 @@ def config_key(metric: str, scorer: str | None, layer, context: str) -> str:
     return f"{metric}[{','.join(parts)}]" if parts else str(metric)
 
 
+# signature parts that vary between the runs of one configuration (its noise runs, library
+# upgrades) rather than naming another configuration
+_RUN_PARTS = ("noise:", "noisetok:", "seed:", "runner:", "versions:", "version:")
+
+
+def _qualify_colliding_keys(key_of_run: dict, signature_of_run: dict) -> dict:
+    """Runs that share a readable key but differ in another scoring option (idf, rescaling,
+    dtype, BLEU tokenizer...) are different configurations: append the differing signature
+    parts to their keys, e.g. 'bertscore[e5,L9,none,dtype:bfloat16]', so they are never merged.
+
+    >>> _qualify_colliding_keys({1: "b", 2: "b"}, {1: "metric:b|idf:no|noise:none",
+    ...                                           2: "metric:b|idf:yes|noise:uniform"})
+    {1: 'b[idf:no]', 2: 'b[idf:yes]'}
+    """
+    def identity(signature: str) -> tuple:
+        return tuple(p for p in str(signature).split("|") if not p.startswith(_RUN_PARTS))
+
+    groups: dict = {}
+    for run, key in key_of_run.items():
+        groups.setdefault(key, {}).setdefault(identity(signature_of_run[run]), []).append(run)
+    out = dict(key_of_run)
+    for key, by_identity in groups.items():
+        if len(by_identity) < 2:
+            continue
+        shared = set.intersection(*(set(i) for i in by_identity))
+        for ident, run_ids in by_identity.items():
+            qualifier = ",".join(p for p in ident if p not in shared)
+            if not qualifier:  # the run that has only the shared parts keeps the plain key
+                continue
+            qualified = f"{key[:-1]},{qualifier}]" if key.endswith("]") else f"{key}[{qualifier}]"
+            for run in run_ids:
+                out[run] = qualified
+    return out
+
+
 def _frame(session: Session, statement, columns: Sequence[str]) -> pd.DataFrame:
     rows = session.execute(statement).all()
     return pd.DataFrame.from_records([tuple(r) for r in rows], columns=list(columns))
@@ -121,6 +156,7 @@ def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) ->
     runs = frame.drop_duplicates("run_id")
     key_of_run = {r: config_key(m, s, layer, c) for r, m, s, layer, c in
                   zip(runs.run_id, runs.metric, runs.scorer, runs.layer, runs.context)}
+    key_of_run = _qualify_colliding_keys(key_of_run, dict(zip(runs.run_id, runs.signature)))
     frame["key"] = frame.run_id.map(key_of_run)
     # a generation scored twice under one configuration (e.g. also inside a noise run): keep the
     # score of the run without noise, then the earliest run

@@ -40,12 +40,12 @@ def fill_align_db(url: str, seed: int = 0) -> dict:
         bob = Annotator(username="bob")
         s.add_all([expert, ann, bob])
         s.flush()
-        bleu = MetricRun(signature="bleu|none", metric="bleu", context="none")
-        flat = MetricRun(signature="flat|none", metric="flatmetric", context="none")
-        runs = {ctx: MetricRun(signature=f"good|{ctx}", metric="goodmetric",
+        bleu = MetricRun(signature="metric:bleu|ctx:none|noise:none", metric="bleu", context="none")
+        flat = MetricRun(signature="metric:flat|ctx:none|noise:none", metric="flatmetric", context="none")
+        runs = {ctx: MetricRun(signature=f"metric:good|ctx:{ctx}|noise:none", metric="goodmetric",
                                model="intfloat/multilingual-e5-small", layer=8, context=ctx)
                 for ctx in ("none", "full")}
-        noise_run = MetricRun(signature="good|none|uniform", metric="goodmetric",
+        noise_run = MetricRun(signature="metric:good|ctx:none|noise:uniform|noisetok:x", metric="goodmetric",
                               model="intfloat/multilingual-e5-small", layer=8, context="none",
                               noise="uniform")
         judge = JudgeRun(signature="judge-1", model="fake-judge", strategy="standard",

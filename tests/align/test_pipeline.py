@@ -200,3 +200,33 @@ def test_same_numbers_on_sqlite_and_postgresql(any_db_url):
     good = row(report.metrics.kappa, GOOD)
     assert good.n == 120 and good.kappa > 0.9
     assert len(report.labels) == 120 and report.judges.kappa.iloc[0].n == 120
+
+
+def test_runs_differing_in_another_option_stay_apart(tmp_path):
+    """Two runs with the same metric, model, layer and context but another option (here idf)
+    are two configurations, not one with the second run's scores dropped as duplicates."""
+    from sqlmodel import Session, select
+
+    from db.engine import get_engine
+    from db.models import MetricRun, MetricScore
+
+    url = f"sqlite:///{tmp_path / 'twin.db'}"
+    fill_align_db(url)
+    with Session(get_engine(url)) as s:
+        first = s.exec(select(MetricRun).where(MetricRun.signature
+                                               == "metric:good|ctx:none|noise:none")).one()
+        twin = MetricRun(signature="metric:good|idf:yes|ctx:none|noise:none", metric=first.metric,
+                         model=first.model, layer=first.layer, context="none")
+        s.add(twin)
+        s.flush()
+        copied = s.exec(select(MetricScore).where(MetricScore.run_id == first.id)).all()
+        s.add_all([MetricScore(run_id=twin.id, generation_id=m.generation_id, f=1 - m.f)
+                   for m in copied])
+        s.commit()
+    scores = data.load_scores(url)
+    real = scores[scores.noise == "none"]
+    twin_key = GOOD[:-1] + ",idf:yes]"
+    assert set(scores.key) == {"bleu", "flatmetric", GOOD, GOOD_FULL, twin_key}
+    assert real.groupby("key").size().to_dict()[twin_key] == 120
+    assert real.groupby("key").size().to_dict()[GOOD] == 120  # its noise run still joins it
+    assert set(scores[scores.noise != "none"].key) == {GOOD}
