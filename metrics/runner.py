@@ -96,8 +96,9 @@ class ScoringConfig:
                               else "float32")
             if dtype not in ("float32", "float16", "bfloat16"):
                 raise ConfigError(f"--dtype must be float32, float16 or bfloat16, not {dtype!r}")
-            if dtype != "float32" and not device.startswith("cuda"):
-                raise ConfigError(f"--dtype {dtype} is for GPUs; on {device} use float32")
+            if dtype == "float16" and not device.startswith("cuda"):
+                raise ConfigError(f"--dtype float16 is for GPUs; on {device} use float32 "
+                                  f"(or bfloat16, faster and less exact)")
             if dtype != "float32" and metric != "bertscore":
                 raise ConfigError("half precision is implemented for bertscore only")
         if (self.idf or self.rescale != "none") and metric != "bertscore":

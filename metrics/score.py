@@ -409,7 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "(computed from unrelated reference pairs)")
     parser.add_argument("--bleu-tokenize", default="comment", help="comment | sacrebleu")
     parser.add_argument("--device", help="cpu | cuda | cuda:1 (default: cuda if available)")
-    parser.add_argument("--dtype", help="float32 | float16 | bfloat16 (half precision: GPU only)")
+    parser.add_argument("--dtype", help="float32 | float16 (GPU) | bfloat16: bertscore "
+                        "in half precision, faster and less exact (default float16 on GPU)")
     parser.add_argument("--grid", metavar="FILE.yaml", help="run every configuration in a grid")
     parser.add_argument("--retry-errors", action="store_true",
                         help="re-score items whose stored score is an error")

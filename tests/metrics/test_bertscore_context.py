@@ -44,6 +44,21 @@ def test_equals_bert_score_package(e5_scorer, package_scores):
     assert max(abs(a.f - b.f) for a, b in zip(ours, ours_idf)) > 1e-4  # idf changes something
 
 
+def test_bfloat16_on_cpu_is_close_but_not_exact(e5_small_encoder, package_scores):
+    """The opt-in fast CPU path: bfloat16 matrix products, within a few 1e-3 of the package."""
+    from metrics.bertscore import BertScorer
+
+    model, tokenizer = e5_small_encoder
+    fast = BertScorer(model, tokenizer, layer=9, device="cpu", dtype="bfloat16")
+    (_, _, f), _ = package_scores
+    diffs = [abs(s.f - float(f[i])) for i, s in enumerate(fast.score(PREDS, REFS))]
+    assert max(diffs) < 5e-3
+    assert max(diffs) > 1e-6  # it really ran in bfloat16
+    assert str(next(model.parameters()).dtype) == "torch.float32"  # shared model untouched
+    with pytest.raises(ValueError, match="float16 is for GPUs"):
+        BertScorer(model, tokenizer, layer=9, device="cpu", dtype="float16")
+
+
 def test_layer_view_leaves_the_shared_model_whole(e5_small_encoder, e5_scorer):
     model, _ = e5_small_encoder
     assert len(model.encoder.layer) == 12 and model.config.num_hidden_layers == 12

@@ -36,6 +36,8 @@ def test_config_validation_gives_clear_messages():
         ScoringConfig(metric="lmscore", layer=3).validated()
     with pytest.raises(ConfigError, match="for GPUs"):
         ScoringConfig(metric="bertscore", device="cpu", dtype="float16").validated()
+    fast = ScoringConfig(metric="bertscore", device="cpu", dtype="bfloat16").validated()
+    assert fast.dtype == "bfloat16" and "dtype:bfloat16" in fast.signature()
 
 
 def test_signature_names_everything_that_changes_a_score():
