@@ -8,7 +8,12 @@ each is timed `--repeats` times (alternating) and the best wall time (and, for s
 the best CPU time of this process) is reported. The F values must agree within
 `--tolerance` (default 1e-4) or the script exits with status 1.
 
-    python bench/bertscore.py [--model intfloat/multilingual-e5-small] [--layer 9]
+It also counts the tokens each scorer's encoder ran on (batch padding included): on a CPU both
+run tokens at about the same rate (matrix products dominate), so the token ratio is what the
+float32 speed-up can reach there. `--bf16` adds this project in bfloat16, reported against the
+package but outside the tolerance.
+
+    python bench/bertscore.py [--model intfloat/multilingual-e5-small] [--layer 9] [--bf16] [--study]
 """
 from __future__ import annotations
 
@@ -115,9 +120,13 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--device", default=None)
+    parser.add_argument("--bf16", action="store_true",
+                        help="also time this project in bfloat16 (faster on CPUs with bfloat16 "
+                             "units, not within the tolerance)")
     parser.add_argument("--study", action="store_true",
-                        help="also time the study's shape: predictions + two noise kinds against "
-                             "the same references, three calls (references encoded once here)")
+                        help="also time the study's shape: one call per generating model, then "
+                             "two noise kinds, all against the same references (encoded once "
+                             "here, once per call by the package)")
     args = parser.parse_args(argv)
 
     import torch
@@ -138,46 +147,55 @@ def main(argv=None) -> int:
                             device=device)
     ours = BertScorer.from_pretrained(args.model, layer=args.layer, device=device,
                                       dtype="float32")  # its own batching: by token budget
+    package_tokens = _count_encoder_tokens(package._model)
+    scorers = {"bert-score": None, "ours": ours}
+    if args.bf16:
+        scorers["ours bfloat16"] = BertScorer(ours.encoder, ours.tokenizer, None, device=device,
+                                              dtype="bfloat16")  # same truncated encoder
     ok = True
 
-    def run_package(jobs):
-        return [package.score(p, r, batch_size=args.batch_size)[2].tolist() for p, r in jobs]
-
-    def run_ours(jobs):
-        ours.clear_cache()  # every timed repetition starts cold
-        return [[s.f for s in ours.score(p, r)] for p, r in jobs]
+    def run(name, jobs):
+        if name == "bert-score":
+            return [package.score(p, r, batch_size=args.batch_size)[2].tolist() for p, r in jobs]
+        scorer = scorers[name]
+        scorer.clear_cache()  # every timed repetition starts cold
+        return [[s.f for s in scorer.score(p, r)] for p, r in jobs]
 
     def compare(title, jobs):
         nonlocal ok
         n_pairs = sum(len(p) for p, _ in jobs)
-        best = {"bert-score": float("inf"), "ours": float("inf")}
-        cpu = {"bert-score": float("inf"), "ours": float("inf")}
+        best = {name: float("inf") for name in scorers}
+        cpu = dict(best)
+        tokens, f_values = {}, {}
         for _ in range(args.repeats):  # alternate, keep the best of each
-            for name, fn in (("bert-score", run_package), ("ours", run_ours)):
+            for name in scorers:
+                before = (package_tokens["padded"] if name == "bert-score"
+                          else scorers[name].work["padded_tokens"])
                 started, started_cpu = time.perf_counter(), time.process_time()
-                result = fn(jobs)
+                f_values[name] = [x for fs in run(name, jobs) for x in fs]
                 best[name] = min(best[name], time.perf_counter() - started)
                 cpu[name] = min(cpu[name], time.process_time() - started_cpu)
-                if name == "bert-score":
-                    f_package = result
-                else:
-                    f_ours = result
-        flat_p = [x for fs in f_package for x in fs]
-        flat_o = [x for fs in f_ours for x in fs]
-        bad = sum(1 for x in flat_o if x is None)
-        diff = max(abs(a - b) for a, b in zip(flat_o, flat_p) if a is not None)
-        rate = {k: n_pairs / v for k, v in best.items()}
+                tokens[name] = (package_tokens["padded"] if name == "bert-score"
+                                else scorers[name].work["padded_tokens"]) - before
         print(f"\n{title}: {n_pairs} pairs in {len(jobs)} call(s)")
-        print(f"  bert-score package: {best['bert-score']:7.2f} s  {rate['bert-score']:7.1f} pairs/s")
-        print(f"  metrics.bertscore : {best['ours']:7.2f} s  {rate['ours']:7.1f} pairs/s")
-        print(f"  CPU time (this process, all threads): bert-score {cpu['bert-score']:.1f} s, "
-              f"ours {cpu['ours']:.1f} s -> {cpu['bert-score'] / cpu['ours']:.2f}x")
-        print(f"  speed-up: {rate['ours'] / rate['bert-score']:.2f}x   max |F diff| = {diff:.2e} "
-              f"(tolerance {args.tolerance:g})  failed items: {bad}")
-        ok = ok and diff <= args.tolerance and not bad
+        print("  scorer            wall s   pairs/s  CPU s  encoder tokens  tokens/s  speed-up  "
+              "max|F diff|")
+        for name in scorers:
+            f_list = f_values[name]
+            bad = sum(1 for x in f_list if x is None)
+            diff = max(abs(a - b) for a, b in zip(f_list, f_values["bert-score"]) if a is not None)
+            print(f"  {name:16s} {best[name]:7.2f} {n_pairs / best[name]:9.1f} {cpu[name]:6.1f} "
+                  f"{tokens[name]:15,d} {tokens[name] / best[name]:9.0f} "
+                  f"{best['bert-score'] / best[name]:8.2f}x  {diff:.2e}"
+                  + (f"  failed items: {bad}" if bad else ""))
+            if name == "ours":
+                ok = ok and diff <= args.tolerance and not bad
+        print(f"  tolerance {args.tolerance:g} applies to 'ours' (float32); encoder tokens include "
+              f"batch padding. Token ratio (the speed-up if both ran tokens equally fast): "
+              f"{tokens['bert-score'] / tokens['ours']:.2f}x")
 
-    run_package([(preds[:20], refs[:20])])  # warm both up (thread pools, first-call costs)
-    run_ours([(preds[:20], refs[:20])])
+    for name in scorers:  # warm each up (thread pools, first-call costs)
+        run(name, [(preds[:20], refs[:20])])
     compare(f"one call: {args.refs} references x {args.preds} predictions", [(preds, refs)])
     if args.study:
         from metrics.noise import hf_noise_tokenizer, make_noise
@@ -188,9 +206,23 @@ def main(argv=None) -> int:
         uniform = [make_noise("uniform", r, tok, 0, i) for i, r in enumerate(distinct)]
         targeted = [make_noise("targeted", r, tok, 0, i, context=c)
                     for i, (r, c) in enumerate(zip(distinct, contexts))]
-        compare("study shape: predictions, uniform noise, targeted noise (3 runs, one model)",
-                [(preds, refs), (uniform, distinct), (targeted, distinct)])
+        per_model = [(preds[k::args.preds], refs[k::args.preds]) for k in range(args.preds)]
+        compare(f"study shape: a call per generating model ({args.preds}, as the release's "
+                f"predict_<model> files come), then uniform and targeted noise",
+                per_model + [(uniform, distinct), (targeted, distinct)])
     return 0 if ok else 1
+
+
+def _count_encoder_tokens(model) -> dict:
+    """Count the tokens (padding included) that go through ``model``'s forward."""
+    counted = {"padded": 0}
+
+    def hook(_module, args, kwargs):
+        ids = args[0] if args else kwargs["input_ids"]
+        counted["padded"] += ids.numel()
+
+    model.register_forward_pre_hook(hook, with_kwargs=True)
+    return counted
 
 
 def _code_context(rng: random.Random, i: int) -> str:
