@@ -175,13 +175,16 @@ def test_shuffled_order_is_recorded_and_shown(judge_db, chat_server):
     with session_scope(judge_db) as s:
         generations = {g.id: g for g in s.exec(select(models.Generation)).all()}
         s.expunge_all()
-    for response, request in zip(responses, chat_server.requests):
+    prompts = [request["messages"][1]["content"] for request in chat_server.requests]
+    for response in responses:
         target_gens = sorted((g for g in generations.values() if g.target_id == response.target_id),
                              key=lambda g: g.model)
         expected = presentation_order([g.id for g in target_gens], "shuffle", 3, response.target_id)
         assert response.order == expected
-        user = request["messages"][1]["content"]
-        shown = [user.index(generations[g].predicted_comment) for g in response.order]
+        comments = [generations[g].predicted_comment for g in response.order]
+        # requests run concurrently: find this target's prompt by its content, not by position
+        (user,) = [p for p in prompts if all(c in p for c in comments)]
+        shown = [user.index(c) for c in comments]
         assert shown == sorted(shown)
     position = {v.generation_id: v.position for v in verdicts}
     for response in responses:
