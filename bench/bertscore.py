@@ -161,6 +161,10 @@ def main(argv=None) -> int:
         scorer.clear_cache()  # every timed repetition starts cold
         return [[s.f for s in scorer.score(p, r)] for p, r in jobs]
 
+    def padded_tokens(name):  # encoder tokens so far, padding included
+        return (package_tokens["padded"] if name == "bert-score"
+                else scorers[name].work["padded_tokens"])
+
     def compare(title, jobs):
         nonlocal ok
         n_pairs = sum(len(p) for p, _ in jobs)
@@ -169,14 +173,12 @@ def main(argv=None) -> int:
         tokens, f_values = {}, {}
         for _ in range(args.repeats):  # alternate, keep the best of each
             for name in scorers:
-                before = (package_tokens["padded"] if name == "bert-score"
-                          else scorers[name].work["padded_tokens"])
+                before = padded_tokens(name)
                 started, started_cpu = time.perf_counter(), time.process_time()
                 f_values[name] = [x for fs in run(name, jobs) for x in fs]
                 best[name] = min(best[name], time.perf_counter() - started)
                 cpu[name] = min(cpu[name], time.process_time() - started_cpu)
-                tokens[name] = (package_tokens["padded"] if name == "bert-score"
-                                else scorers[name].work["padded_tokens"]) - before
+                tokens[name] = padded_tokens(name) - before
         print(f"\n{title}: {n_pairs} pairs in {len(jobs)} call(s)")
         print("  scorer            wall s   pairs/s  CPU s  encoder tokens  tokens/s  speed-up  "
               "max|F diff|")

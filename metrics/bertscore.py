@@ -60,6 +60,19 @@ class _Embedded:
     details: dict = field(default_factory=dict)
 
 
+def resolve_dtype(device: str, dtype: Optional[str] = None) -> str:
+    """The precision to encode in: float16 on a GPU and float32 elsewhere unless asked;
+    bfloat16 anywhere; float16 only on a GPU."""
+    on_gpu = device.startswith("cuda")
+    dtype = dtype or ("float16" if on_gpu else "float32")
+    if dtype not in ("float32", "float16", "bfloat16"):
+        raise ValueError(f"dtype must be float32, float16 or bfloat16, not {dtype!r}")
+    if dtype == "float16" and not on_gpu:
+        raise ValueError(f"dtype float16 is for GPUs; on {device} use float32 "
+                         f"(or bfloat16, faster and less exact)")
+    return dtype
+
+
 _LAYER_LISTS = ("encoder.layer", "layers", "transformer.layer", "encoder.layers", "layer")
 
 
@@ -137,10 +150,7 @@ class BertScorer:
         self.encoder, self.n_layers = truncate_to_layer(model, layer)
         self.layer = self.n_layers if layer is None else layer
         self.device = device or str(next(model.parameters()).device)
-        self.dtype = dtype or ("float16" if self.device.startswith("cuda") else "float32")
-        if self.dtype == "float16" and not self.device.startswith("cuda"):
-            raise ValueError(f"dtype float16 is for GPUs; on {self.device} use float32 or "
-                             f"bfloat16")
+        self.dtype = resolve_dtype(self.device, dtype)
         self.batch_size = batch_size
         # ~2k tokens a batch on CPU keeps the matrices in cache: 15% faster than 6k (measured
         # with bench/bertscore.py's workload); a GPU wants bigger batches

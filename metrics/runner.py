@@ -89,16 +89,15 @@ class ScoringConfig:
                 raise ConfigError(f"--layer applies to bertscore only, not {metric}")
         device, dtype = self.device, self.dtype
         if metric in NEURAL:
+            from metrics.bertscore import resolve_dtype
             from metrics.hub import pick_device
 
             device = pick_device(device)
-            dtype = dtype or ("float16" if device.startswith("cuda") and metric == "bertscore"
-                              else "float32")
-            if dtype not in ("float32", "float16", "bfloat16"):
-                raise ConfigError(f"--dtype must be float32, float16 or bfloat16, not {dtype!r}")
-            if dtype == "float16" and not device.startswith("cuda"):
-                raise ConfigError(f"--dtype float16 is for GPUs; on {device} use float32 "
-                                  f"(or bfloat16, faster and less exact)")
+            try:
+                dtype = resolve_dtype(device, dtype if metric == "bertscore" else
+                                      dtype or "float32")
+            except ValueError as exc:
+                raise ConfigError(f"--{exc}") from None
             if dtype != "float32" and metric != "bertscore":
                 raise ConfigError("half precision is implemented for bertscore only")
         if (self.idf or self.rescale != "none") and metric != "bertscore":
