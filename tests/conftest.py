@@ -15,7 +15,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    from db.pgtemp import temporary_postgres
+    from testing.pgtemp import temporary_postgres
 
     with temporary_postgres() as server:
         yield server
