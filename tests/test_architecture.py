@@ -241,3 +241,9 @@ def test_too_long_list_is_current():
     fine = [name for name in TOO_LONG_FOR_NOW if not (ROOT / name).is_file()
             or len((ROOT / name).read_text(encoding="utf-8").splitlines()) <= MAX_LINES]
     assert not fine, f"no longer too long, remove from TOO_LONG_FOR_NOW: {fine}"
+
+
+def test_nothing_imports_the_deprecated_metrics_hub(graph):
+    """`metrics.hub` only keeps `python -m metrics.hub` alive; code imports `models`."""
+    importers = sorted(a for a, targets in graph.items() if "metrics.hub" in targets)
+    assert not importers, f"import from `models` instead of `metrics.hub`: {importers}"
