@@ -48,7 +48,7 @@ def percentiles(samples_ms: list[float]) -> str:
 
 
 def generated_database(url: str) -> str:
-    from annotate.synthetic import add_synthetic_corpus
+    from testing.synthetic import add_synthetic_corpus
 
     started = time.perf_counter()
     with Session(get_engine(url)) as session:

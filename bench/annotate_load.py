@@ -20,7 +20,7 @@ together, and "steps/s" is the throughput of the whole team.
 
     .venv/bin/python bench/annotate_load.py [--steps 15] [--levels 1,2,4,8,16,32,64,128]
 
-Without --db it starts a throwaway PostgreSQL server on loopback (db.pgtemp).
+Without --db it starts a throwaway PostgreSQL server on loopback (testing.pgtemp).
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def percentile(samples: list[float], q: float) -> float:
 
 def build_database(url: str, annotators: int) -> list[int]:
     """12,500 generations, `annotators` accounts speaking every language, two per item."""
-    from annotate.synthetic import add_synthetic_corpus
+    from testing.synthetic import add_synthetic_corpus
     from taxonomy import LANGUAGES
 
     started = time.perf_counter()
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
     with ExitStack() as stack:
         url = args.db
         if url is None:
-            from db.pgtemp import temporary_postgres
+            from testing.pgtemp import temporary_postgres
 
             server = stack.enter_context(temporary_postgres())
             url = server.create_database("annotate_load")

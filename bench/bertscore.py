@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     from bert_score import BERTScorer as PackageScorer
 
     from metrics.bertscore import BertScorer
-    from metrics.hub import pick_device, resolve_model
+    from models import pick_device, resolve_model
 
     device = pick_device(args.device)
     folder = str(resolve_model(args.model))

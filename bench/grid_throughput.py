@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from annotate.synthetic import MODELS, add_synthetic_corpus  # noqa: E402
+from testing.synthetic import MODELS, add_synthetic_corpus  # noqa: E402
 from metrics.executors import (InProcessExecutor, ProcessPoolExecutor,  # noqa: E402
                                RayExecutor, Shard)
 from metrics.runner import ScoringConfig, ScoringItem, ScoringSetup, get_scorer  # noqa: E402

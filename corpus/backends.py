@@ -31,7 +31,7 @@ class HFBackend:
 
     def __init__(self, model_id: str, *, device: str | None = None, model=None, tokenizer=None):
         if model is None or tokenizer is None:
-            from metrics.hub import load_causal_lm
+            from models import load_causal_lm
 
             model, tokenizer = load_causal_lm(model_id, device)
         self.model, self.tokenizer = model, tokenizer

@@ -26,11 +26,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import Comment as CommentToken
 from pygments.token import Keyword, String, Text, Whitespace
 
-from corpus.languages import lexer_name
-
-
-class UnknownLanguageError(ValueError):
-    """A programming language (or file extension) that the corpus cannot lex."""
+from corpus.languages import UnknownLanguageError, lexer_name  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+
+class UnknownLanguageError(ValueError):
+    """A programming language (or file extension) that the corpus cannot lex."""
+
+
 # name -> (Pygments lexer alias, file extensions)
 PROGRAMMING_LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "python": ("python", (".py", ".pyw", ".pyi")),
@@ -29,8 +34,6 @@ def language_for_path(path: str | PurePath) -> str | None:
 
 
 def lexer_name(language: str) -> str:
-    from corpus.comments import UnknownLanguageError
-
     try:
         return PROGRAMMING_LANGUAGES[language][0]
     except KeyError:

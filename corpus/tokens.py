@@ -74,7 +74,7 @@ class HFTokenCounter:
         if tokenizer is None:
             from transformers import AutoTokenizer
 
-            from metrics.hub import resolve_model
+            from models import resolve_model
 
             tokenizer = AutoTokenizer.from_pretrained(os.fspath(resolve_model(id_or_folder)))
         tokenizer.model_max_length = 10**9  # counting only: no "sequence too long" warnings

@@ -10,24 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
-from sqlmodel import SQLModel
 
-from db.engine import add_database_argument, resolve_url, session_scope
+from db.engine import add_database_argument, resolve_url, session_scope, table_counts
 
 
 def _shown(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)  # never print a password
-
-
-def table_counts(url: str | None) -> dict[str, int]:
-    """Rows per table, in schema order."""
-    import db.models  # noqa: F401  (registers the tables)
-
-    with session_scope(url) as session:
-        return {name: session.execute(select(func.count()).select_from(table)).scalar_one()
-                for name, table in SQLModel.metadata.tables.items()}
 
 
 def _cmd_import(args) -> int:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Iterator
 
-from sqlalchemy import event, inspect, select
+from sqlalchemy import event, func, inspect, select
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
@@ -104,6 +104,13 @@ def session_scope(url: str | None = None) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+def table_counts(url: str | None) -> dict[str, int]:
+    """Rows per table, in schema order (`python -m db info`, and after a demo load)."""
+    with session_scope(url) as session:
+        return {name: session.execute(select(func.count()).select_from(table)).scalar_one()
+                for name, table in SQLModel.metadata.tables.items()}
 
 
 def add_database_argument(parser: argparse.ArgumentParser) -> None:

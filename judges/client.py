@@ -281,7 +281,7 @@ class LocalBackend:
         self.calls = 0
 
     def _load(self) -> None:
-        from metrics.hub import load_causal_lm
+        from models import load_causal_lm
 
         if self._model is None:
             self._model, self._tokenizer = load_causal_lm(self.model)

@@ -169,7 +169,7 @@ class BertScorer:
     @classmethod
     def from_pretrained(cls, name_or_path: str, layer: Optional[int] = None,
                         device: Optional[str] = None, **kwargs) -> "BertScorer":
-        from metrics.hub import load_encoder
+        from models import load_encoder
 
         model, tokenizer = load_encoder(name_or_path, device=device)
         return cls(model, tokenizer, layer, model_name=str(name_or_path), **kwargs)

@@ -153,7 +153,7 @@ class Seq2SeqScorer(_LikelihoodScorer):
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, device: Optional[str] = None, **kwargs):
-        from metrics.hub import load_seq2seq
+        from models import load_seq2seq
 
         model, tokenizer = load_seq2seq(name_or_path, device=device)
         return cls(model, tokenizer, model_name=str(name_or_path), **kwargs)
@@ -220,7 +220,7 @@ class CausalLMScorer(_LikelihoodScorer):
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, device: Optional[str] = None, **kwargs):
-        from metrics.hub import load_causal_lm
+        from models import load_causal_lm
 
         model, tokenizer = load_causal_lm(name_or_path, device=device)
         return cls(model, tokenizer, model_name=str(name_or_path), **kwargs)

@@ -90,7 +90,7 @@ class ScoringConfig:
         device, dtype = self.device, self.dtype
         if metric in NEURAL:
             from metrics.bertscore import resolve_dtype
-            from metrics.hub import pick_device
+            from models import pick_device
 
             device = pick_device(device)
             try:

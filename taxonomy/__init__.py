@@ -10,10 +10,10 @@ and navigates it. It imports nothing else of the project.
 >>> tax.map_variant(["LG-GR4", "ST-IF2"], variant="variant-gr6")
 ('LG-GR4', 'ST-IF')
 """
+from taxonomy.accuracy import AccuracyLabel
 from taxonomy.loader import default_taxonomy, load_taxonomy
 from taxonomy.models import (
-    ACCURACY_LABELS, LANGUAGES, AccuracyLabel, Cluster, Code, Taxonomy, TaxonomyError, Variant,
-    normalise_code,
+    ACCURACY_LABELS, LANGUAGES, Cluster, Code, Taxonomy, TaxonomyError, Variant, normalise_code,
 )
 
 __all__ = [

@@ -5,11 +5,13 @@ the job of `taxonomy.loader`.
 """
 from __future__ import annotations
 
-import enum
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
+
+if TYPE_CHECKING:  # the label class lives in taxonomy.accuracy, which imports this module
+    from taxonomy.accuracy import AccuracyLabel
 
 LANGUAGES: tuple[str, ...] = ("en", "zh", "nl", "el", "pl")
 """The natural languages every text of the taxonomy exists in; English first."""
@@ -70,69 +72,21 @@ _ACCURACY_ALIASES = {
 }
 
 
-class AccuracyLabel(str, enum.Enum):
-    """The ordinal accuracy label: INCORRECT < PARTIAL < CORRECT (comparisons follow the scale)."""
-
-    INCORRECT = "incorrect"
-    PARTIAL = "partial"
-    CORRECT = "correct"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @property
-    def rank(self) -> int:
-        """0 for incorrect, 1 for partial, 2 for correct."""
-        return ACCURACY_LABELS.index(self.value)
-
-    @classmethod
-    def parse(cls, text: "str | AccuracyLabel") -> "AccuracyLabel":
-        """The label a spelling means: 'Correct', 'Partially correct', 'partial', '✓', '~', ...
-
-        Also accepts the label names and aliases of every language in the shipped taxonomy
-        (e.g. '部分正确', 'Częściowo poprawny'). Anything else raises TaxonomyError.
-        """
-        if isinstance(text, cls):
-            return text
-        if not isinstance(text, str):
-            raise TaxonomyError(f"accuracy label must be a string, got {text!r}")
-        folded = _fold(text)
-        for value, aliases in _ACCURACY_ALIASES.items():
-            if folded in aliases:
-                return cls(value)
-        from taxonomy.loader import default_taxonomy  # translated names live in the data file
-
-        value = default_taxonomy().accuracy_aliases().get(folded)
-        if value is not None:
-            return cls(value)
+def accuracy_value(text: str, translated: Callable[[], dict[str, str]]) -> str:
+    """The label value ('incorrect', 'partial', 'correct') a spelling means: a built-in spelling,
+    else one of `translated()` (folded name or alias -> value; called only when needed, since it
+    may load a taxonomy file). Anything else raises TaxonomyError."""
+    if not isinstance(text, str):
+        raise TaxonomyError(f"accuracy label must be a string, got {text!r}")
+    folded = _fold(text)
+    for value, aliases in _ACCURACY_ALIASES.items():
+        if folded in aliases:
+            return value
+    value = translated().get(folded)
+    if value is None:
         raise TaxonomyError(
             f"unknown accuracy label {text!r}; expected one of {', '.join(ACCURACY_LABELS)}")
-
-    def _other(self, other: object) -> "AccuracyLabel | None":
-        if isinstance(other, AccuracyLabel):
-            return other
-        if isinstance(other, str):
-            return AccuracyLabel.parse(other)
-        return None
-
-    def __lt__(self, other: object) -> bool:
-        o = self._other(other)
-        return NotImplemented if o is None else self.rank < o.rank
-
-    def __le__(self, other: object) -> bool:
-        o = self._other(other)
-        return NotImplemented if o is None else self.rank <= o.rank
-
-    def __gt__(self, other: object) -> bool:
-        o = self._other(other)
-        return NotImplemented if o is None else self.rank > o.rank
-
-    def __ge__(self, other: object) -> bool:
-        o = self._other(other)
-        return NotImplemented if o is None else self.rank >= o.rank
+    return value
 
 
 # ------------------------------------------------------------------------- codes
@@ -315,7 +269,7 @@ class Taxonomy:
     # accuracy scale
     def accuracy_text(self, label: "str | AccuracyLabel", lang: str = "en") -> tuple[str, str]:
         """(name, description) of an accuracy label in `lang`."""
-        names, descriptions, _ = self._accuracy[AccuracyLabel.parse(label).value]
+        names, descriptions, _ = self._accuracy[accuracy_value(label, self.accuracy_aliases)]
         lang = check_language(lang)
         return names[lang], descriptions[lang]
 

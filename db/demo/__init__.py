@@ -19,8 +19,7 @@ DEMO_PASSWORD = "demo"  # DEMO ONLY
 
 def load_demo(url: str | None = None) -> dict[str, int]:
     """Import the demo dataset (one transaction, idempotent); returns row counts per table."""
-    from db.__main__ import table_counts
-    from db.engine import session_scope
+    from db.engine import session_scope, table_counts
     from db.importer import import_jsonl
 
     with session_scope(url) as session:

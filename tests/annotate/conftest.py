@@ -11,7 +11,7 @@ def _seed(url: str) -> None:
     from sqlmodel import Session
 
     from annotate import service
-    from annotate.synthetic import add_synthetic_corpus
+    from testing.synthetic import add_synthetic_corpus
     from db import get_engine
 
     with Session(get_engine(url)) as session:

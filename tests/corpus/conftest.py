@@ -14,6 +14,6 @@ def detector():
 @pytest.fixture(scope="session")
 def smollm2():
     """SmolLM2-135M-Instruct from its packaged offline weights, on the CPU."""
-    from metrics.hub import load_causal_lm
+    from models import load_causal_lm
 
     return load_causal_lm("HuggingFaceTB/SmolLM2-135M-Instruct", "cpu")

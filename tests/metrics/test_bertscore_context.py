@@ -22,7 +22,7 @@ def package_scores():
     """bert-score's own P/R/F for the same model folder and layer (plain and idf)."""
     import bert_score
 
-    from metrics.hub import resolve_model
+    from models import resolve_model
 
     folder = str(resolve_model("intfloat/multilingual-e5-small"))
     plain = bert_score.score(PREDS, REFS, model_type=folder, num_layers=9)

