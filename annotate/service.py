@@ -875,7 +875,7 @@ def agreement_by_language(labels: Sequence[HumanLabel], codes: Sequence[str]
     annotators, and per code the alpha of presence/absence and the mean pairwise F1."""
     import pandas as pd
 
-    from metrics.align.agreement import code_precision_recall, krippendorff_alpha, pairwise_kappa
+    from agreement.statistics import code_precision_recall, krippendorff_alpha, pairwise_kappa
 
     out = []
     for lang in sorted({l.language for l in labels}):

@@ -5,7 +5,7 @@ Krippendorff's alpha, confusion matrices, bootstrap intervals, per-code precisio
 annotation app and the judges import them from here. The KDE threshold classifier, data access,
 reports and the `python -m metrics.align` command live in the sibling modules.
 """
-from metrics.align.agreement import (
+from agreement.statistics import (
     Confusion, bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
     krippendorff_alpha, pairwise_kappa, weighted_kappa,
 )

@@ -53,7 +53,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from metrics.align.agreement import Confusion, bootstrap_counts, encode_labels, kappa_from_counts
+from agreement.statistics import Confusion, bootstrap_counts, encode_labels, kappa_from_counts
 from taxonomy import ACCURACY_LABELS
 
 WEIGHTINGS = ("equal", "prior")

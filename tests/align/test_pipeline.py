@@ -57,7 +57,7 @@ def test_human_label_policy(align_db):
     assert (auto.n_annotators == 3).all()
     with pytest.raises(ValueError, match="annotator 'nobody' has no finished labels"):
         data.load_human_labels(url, "annotator:nobody")
-    with pytest.raises(ValueError, match="unknown label source"):
+    with pytest.raises(ValueError, match="unknown label policy"):
         data.load_human_labels(url, "everyone")
 
 

@@ -15,7 +15,7 @@ from judges.client import JudgeClient, OpenAIBackend, ResponseCache, SamplingPar
 from judges.i18n import texts
 from judges.order import presentation_order
 from judges.runner import RunConfig, run_judge
-from metrics.align.agreement import weighted_kappa
+from agreement.statistics import weighted_kappa
 
 
 def client_for(server, cache_path=None, structured="auto", max_retries=2, timeout_s=5.0):
