@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from agreement.statistics import (
-    bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
+    bootstrap_ci, code_precision_recall, encode_labels, kappa_from_counts,
     krippendorff_alpha, pairwise_kappa,
 )
 from agreement.judges import judge_agreement
