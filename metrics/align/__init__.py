@@ -9,10 +9,9 @@ from agreement.statistics import (
     Confusion, bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
     krippendorff_alpha, pairwise_kappa, weighted_kappa,
 )
-from metrics.align.kde import (
-    Thresholds, evaluate, fit_and_evaluate, fit_kde_thresholds, load_thresholds,
-    noise_separation, save_thresholds,
-)
+from metrics.align.evaluation import evaluate, fit_and_evaluate, noise_separation
+from metrics.align.kde import fit_kde_thresholds
+from metrics.align.thresholds import Thresholds, load_thresholds, save_thresholds
 
 __all__ = [
     "Confusion", "bootstrap_ci", "code_precision_recall", "confusion", "encode_labels",

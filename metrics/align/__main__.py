@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
     console = Console(stderr=args.format != "table")
     url = resolve_url(args.db)
-    from metrics.align.kde import load_thresholds, parse_bandwidth
+    from metrics.align.kde import parse_bandwidth
+    from metrics.align.thresholds import load_thresholds
     from metrics.align.pipeline import AlignOptions, parse_split
 
     try:

@@ -19,10 +19,9 @@ from agreement.statistics import (
     krippendorff_alpha, pairwise_kappa,
 )
 from agreement.judges import judge_agreement
-from metrics.align.kde import (
-    DEFAULT_GRID_SIZE, Evaluation, KDEFit, Thresholds, evaluate, fit_kde_thresholds,
-    noise_separation,
-)
+from metrics.align.evaluation import Evaluation, evaluate, noise_separation
+from metrics.align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds
+from metrics.align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 SLICES = ("all", "language", "model")

@@ -14,7 +14,8 @@ import pandas as pd
 
 from agreement.labels import DEFAULT_POLICY, describe_policy
 from metrics.align import analysis
-from metrics.align.kde import DEFAULT_GRID_SIZE, Thresholds
+from metrics.align.kde import DEFAULT_GRID_SIZE
+from metrics.align.thresholds import Thresholds
 
 
 @dataclass

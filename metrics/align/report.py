@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.align import figures
-from metrics.align.kde import save_thresholds
+from metrics.align.thresholds import save_thresholds
 from metrics.align.pipeline import AlignReport
 
 MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
