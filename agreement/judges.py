@@ -44,7 +44,7 @@ VERDICT_COLUMNS = ["judge_run_id", "key", "judge", "strategy", "prompt_language"
 
 
 def _flat(params: Mapping, prefix: str = "") -> dict[str, str]:
-    """{'sampling': {'temperature': 0}} -> {'temperature': '0'} (the last key part names it)."""
+    """{'sampling': {'temperature': 0}} -> {'sampling.temperature': '0'}, run notes left out."""
     out: dict[str, str] = {}
     for key, value in (params or {}).items():
         if key in _NOTE_PARAMS:
@@ -53,13 +53,16 @@ def _flat(params: Mapping, prefix: str = "") -> dict[str, str]:
             out.update(_flat(value, f"{prefix}{key}."))
         else:
             out[f"{prefix}{key}"] = str(value)
-    return {k.split(".")[-1] if sum(1 for j in out if j.split(".")[-1] == k.split(".")[-1]) == 1
-            else k: v for k, v in out.items()}
+    return out
 
 
 def settings_of(run: m.JudgeRun) -> dict[str, str]:
-    """Every setting of a run as flat strings: backend plus its stored params."""
-    return {"backend": str(run.backend), **_flat(run.params or {})}
+    """Every setting of a run as flat strings (backend plus its stored params), each named by the
+    last part of its key where that is unique ('temperature', not 'sampling.temperature')."""
+    flat = {"backend": str(run.backend), **_flat(run.params or {})}
+    last = [k.rsplit(".", 1)[-1] for k in flat]
+    return {(short if last.count(short) == 1 else key): value
+            for (key, value), short in zip(flat.items(), last)}
 
 
 def config_names(runs: Sequence[m.JudgeRun]) -> dict[int, str]:

@@ -44,8 +44,8 @@ from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
 LOW_COUNT = 10  # the study marks codes predicted or labelled fewer times than this
-RUN_COLUMNS = ["run_id", "key", "model", "strategy", "language", "prompt_language", "prompt_version",
-               "order"]
+RUN_COLUMNS = ["run_id", "key", "model", "strategy", "language", "prompt_language",
+               "prompt_version", "order"]
 
 
 @dataclass(frozen=True)

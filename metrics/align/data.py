@@ -191,8 +191,8 @@ def load_gold_labels(url: str | None = None) -> pd.DataFrame:
     return gold
 
 
-def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame, source: str = DEFAULT_POLICY
-                        ) -> pd.DataFrame:
+def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame,
+                        source: str = DEFAULT_POLICY) -> pd.DataFrame:
     """One label per generation by the label policy `source` (`agreement.labels`); pure.
 
     Returns generation_id, label, codes (frozenset), source (the rule that gave the label:

@@ -107,7 +107,8 @@ def test_one_run_shows_one_kappa_and_n_everywhere(three_runs, tmp_path, capsys):
     assert sorted(n for n, _, _ in expected.values()) == [4, 10, 10]
 
     # judges.report (its CSV files)
-    assert judge_report.main(["--db", url, "--out", str(tmp_path / "jr"), "--bootstrap", "200"]) == 0
+    assert judge_report.main(["--db", url, "--out", str(tmp_path / "jr"),
+                              "--bootstrap", "200"]) == 0
     assert "label policy auto" in capsys.readouterr().out
     report_kappa = {r["key"]: r for r in _csv(tmp_path / "jr" / "kappa.csv")}
     report_rates = {r["key"]: r for r in _csv(tmp_path / "jr" / "failure_rates.csv")}
@@ -131,7 +132,7 @@ def test_one_run_shows_one_kappa_and_n_everywhere(three_runs, tmp_path, capsys):
     for key, row in align_rows.items():
         run_id = row["judge_run_id"]
         n, kappa, ok = expected[run_id]
-        assert int(report_kappa[key]["run_id"]) == run_id and app_rows[key]["judge_run_id"] == run_id
+        assert int(report_kappa[key]["run_id"]) == app_rows[key]["judge_run_id"] == run_id
         assert row["n"] == app_rows[key]["n"] == int(report_kappa[key]["n"]) == n
         assert row["kappa"] == pytest.approx(kappa)
         assert app_rows[key]["kappa"] == pytest.approx(kappa)
@@ -147,7 +148,8 @@ def test_one_run_shows_one_kappa_and_n_everywhere(three_runs, tmp_path, capsys):
         assert report_kappa[key]["label_policy"] == align_json["label_policy"]
     # the partially answered run: its responses are all ok, yet 6 of its 10 verdicts failed
     (partial,) = [r for r in align_rows.values() if r["n"] == 4]
-    assert partial["failure_rate"] == pytest.approx(0.6) and partial["empty_rate"] == pytest.approx(0.6)
+    assert partial["failure_rate"] == pytest.approx(0.6)
+    assert partial["empty_rate"] == pytest.approx(0.6)
     assert int(report_rates[partial["key"]]["requests"]) == 2
 
 
