@@ -50,10 +50,11 @@ PATTERN_B = ["correct", "incorrect", "incorrect", "partial", "correct"]
 
 
 @pytest.fixture
-def three_runs(judge_db, chat_server, tax):
+def three_runs(judge_db_any, chat_server, tax):
     """Three runs of one judge model x strategy x language x prompt that differ only in their
     settings: A (defaults), B (temperature 0.7), C (shuffled order; the judge answers only P1 and
-    P2 of five, so its responses are ok and three verdicts per target are empty)."""
+    P2 of five, so its responses are ok and three verdicts per target are empty). On SQLite and
+    on PostgreSQL."""
     from judges.runner import run_judge
 
     def answering(pattern, count=5):
@@ -64,10 +65,10 @@ def three_runs(judge_db, chat_server, tax):
                                  answering(PATTERN_B)),
                                 ({"order": "shuffle"}, answering(PATTERN_A, count=2))):
         chat_server.responder = responder
-        summary = run_judge(client_for(chat_server), config(**settings), tax, judge_db,
+        summary = run_judge(client_for(chat_server), config(**settings), tax, judge_db_any,
                             progress=False)
         assert summary.statuses == {"ok": 2}  # every response is ok, even C's partial ones
-    return judge_db
+    return judge_db_any
 
 
 def _expected(url: str) -> dict[int, tuple[int, float, int]]:
