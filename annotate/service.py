@@ -783,24 +783,27 @@ class ResolvedLabel:
 
 def resolve_labels(labels: Sequence[HumanLabel], gold: dict[int, dict]
                    ) -> tuple[list[ResolvedLabel], list[int]]:
-    """One label per item for the summary tables: the gold label where adjudicated, else the
-    annotators' label when there is one or they all agree. Returns the items left unresolved."""
-    by_item: dict[int, list[HumanLabel]] = defaultdict(list)
+    """One label per item for the summary tables, by the label policy SUMMARY_POLICY
+    (`agreement.labels`: the gold label where adjudicated, else the annotators' label when there
+    is one or they all agree). Returns the items left unresolved."""
+    from agreement.labels import SUMMARY_POLICY, Gold, Vote, resolve
+
+    first: dict[int, HumanLabel] = {}
     for label in labels:
-        by_item[label.generation_id].append(label)
+        first.setdefault(label.generation_id, label)
+    chosen = resolve([Vote(l.generation_id, l.annotator, "", l.accuracy, frozenset(l.codes))
+                      for l in labels],
+                     {g: Gold(v["accuracy"], frozenset(v["codes"])) for g, v in gold.items()
+                      if g in first}, SUMMARY_POLICY)
     resolved, unresolved = [], []
-    for gid in sorted(by_item):
-        group = by_item[gid]
-        first = group[0]
-        if gid in gold:
-            g = gold[gid]
-            resolved.append(ResolvedLabel(gid, first.language, first.model, g["accuracy"],
-                                          tuple(g["codes"]), "gold"))
-        elif len({(l.accuracy, l.codes) for l in group}) == 1:
-            resolved.append(ResolvedLabel(gid, first.language, first.model, first.accuracy,
-                                          first.codes, "single" if len(group) == 1 else "agreed"))
-        else:
+    for gid in sorted(first):
+        if gid not in chosen:
             unresolved.append(gid)
+            continue
+        r, item = chosen[gid], first[gid]
+        source = r.source if r.source == "gold" else "single" if r.n_annotators == 1 else "agreed"
+        resolved.append(ResolvedLabel(gid, item.language, item.model, r.accuracy,
+                                      tuple(sorted(r.codes)), source))
     return resolved, unresolved
 
 
@@ -875,7 +878,7 @@ def agreement_by_language(labels: Sequence[HumanLabel], codes: Sequence[str]
     annotators, and per code the alpha of presence/absence and the mean pairwise F1."""
     import pandas as pd
 
-    from metrics.align.agreement import code_precision_recall, krippendorff_alpha, pairwise_kappa
+    from agreement.statistics import code_precision_recall, krippendorff_alpha, pairwise_kappa
 
     out = []
     for lang in sorted({l.language for l in labels}):

@@ -26,9 +26,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metrics.align.agreement import weighted_kappa  # noqa: E402
+from agreement.statistics import weighted_kappa  # noqa: E402
 from metrics.align.analysis import align_metrics  # noqa: E402
-from metrics.align.kde import DEFAULT_GRID_SIZE, fit_and_evaluate  # noqa: E402
+from metrics.align.evaluation import fit_and_evaluate  # noqa: E402
+from metrics.align.kde import DEFAULT_GRID_SIZE  # noqa: E402
 from taxonomy import ACCURACY_LABELS  # noqa: E402
 
 LANGUAGES = ("en", "zh", "nl", "el", "pl")

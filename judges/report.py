@@ -13,10 +13,13 @@ language x strategy x prompt version x order policy):
   model x strategy; codes predicted or labelled fewer than 10 times are flagged (the study's *);
 - the accuracy label per prompt position, to see a position effect under shuffle/rotate.
 
-The human label of a generation is its adjudicated gold label if there is one, else the label of
-the annotators with role "expert" (`--labels` picks another of metrics.align's policies). Human
-labels come from `metrics.align.data`, statistics from `metrics.align.agreement`; nothing is
-re-implemented here.
+Each run is its own row (runs are never pooled); `key` is the configuration name that
+`metrics.align` shows for the same run. Failure counts are over the verdicts, one per generation,
+by the verdict status `judges.parse` stores (a response that judges only some of its predictions
+has ok verdicts for those and failed ones for the rest). The human label of a generation follows
+the label policy (`--labels`, default `auto`: gold, else the experts', else the annotators'
+majority; `agreement.labels`) and every output names it. Labels, failure counts and agreement come
+from `agreement` (the path `metrics.align` and the app take too); nothing is re-implemented here.
 """
 from __future__ import annotations
 
@@ -30,49 +33,49 @@ from pathlib import Path
 import pandas as pd
 from sqlmodel import Session, select
 
+from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
+    FAILURE_STATUSES, OK, config_names, judge_agreement, status_counts,
+)
+from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
+from agreement.statistics import code_precision_recall
 from db import models
 from db.engine import add_database_argument, session_scope
-from metrics.align.agreement import bootstrap_ci, code_precision_recall, confusion, weighted_kappa
-from metrics.align.data import LABEL_SOURCES, load_human_labels
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
-FAILURE_STATUSES = ("parse_error", "truncated", "refused")
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
 LOW_COUNT = 10  # the study marks codes predicted or labelled fewer times than this
-RUN_COLUMNS = ["run_id", "model", "strategy", "language", "prompt_language", "prompt_version",
-               "order"]
+RUN_COLUMNS = ["run_id", "key", "model", "strategy", "language", "prompt_language",
+               "prompt_version", "order"]
 
 
 @dataclass(frozen=True)
 class HumanLabel:
     accuracy: str | None
     codes: frozenset[str]
-    source: str  # "gold" | "expert" | ... (metrics.align.data's label sources)
+    source: str  # the label policy's rule that gave it: "gold" | "expert" | ...
 
 
 # ---------------------------------------------------------------- loading
 
 
-DEFAULT_LABELS = "gold-else-expert"
+DEFAULT_LABELS = DEFAULT_POLICY
 
 
 def human_labels(db_url: str | None, source: str = DEFAULT_LABELS) -> dict[int, HumanLabel]:
-    """generation id -> its human label, chosen by metrics.align's policy. The default is the
-    study's comparison: the adjudicated gold label, else the expert annotators' label (their
-    majority if several); never the other annotators'."""
-    frame = load_human_labels(db_url, "auto" if source == DEFAULT_LABELS else source)
-    if source == DEFAULT_LABELS:
-        frame = frame[frame["source"].isin(("gold", "expert"))]
-    return {int(row.generation_id): HumanLabel(row.label, frozenset(row.codes), row.source)
-            for row in frame.itertuples()}
+    """generation id -> its human label under the label policy `source` (agreement.labels)."""
+    return {g: HumanLabel(r.accuracy, r.codes, r.source)
+            for g, r in load_labels(db_url, source).items()}
 
 
 def _run_info(session: Session) -> dict[int, dict]:
-    return {run.id: {"run_id": run.id, "model": run.model, "strategy": run.strategy,
+    runs = session.exec(select(models.JudgeRun)).all()
+    names = config_names(runs)
+    return {run.id: {"run_id": run.id, "key": names[run.id], "model": run.model,
+                     "strategy": run.strategy,
                      "prompt_language": run.prompt_language, "prompt_version": run.prompt_version,
                      "order": (run.params or {}).get("order", "fixed"),
                      "language": (run.params or {}).get("target_language", run.prompt_language)}
-            for run in session.exec(select(models.JudgeRun)).all()}
+            for run in runs}
 
 
 def load_response_rows(session: Session) -> pd.DataFrame:
@@ -95,48 +98,45 @@ def load_verdict_rows(session: Session) -> pd.DataFrame:
 # ---------------------------------------------------------------- pure statistics
 
 
-def failure_rates(responses: pd.DataFrame) -> pd.DataFrame:
-    """Per run: counts of each status, parse-failure rate and empty rate over answered requests."""
+def failure_rates(responses: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per run: requests sent, and over its verdicts (one per generation) the count of each status,
+    the parse-failure and empty rates of the answered ones (`agreement.judges.status_counts`)."""
+    requests = responses.groupby("run_id").size().to_dict() if len(responses) else {}
     out = []
-    for key, group in responses.groupby(RUN_COLUMNS, sort=True):
-        counts = group["status"].value_counts()
+    for key, group in verdicts.groupby(RUN_COLUMNS, sort=True):
         row = dict(zip(RUN_COLUMNS, key))
-        row.update({s: int(counts.get(s, 0)) for s in STATUS_COLUMNS})
-        row["requests"] = len(group)
-        answered = len(group) - row["api_error"]
-        failures = sum(row[s] for s in FAILURE_STATUSES)
-        row["parse_failure_rate"] = failures / answered if answered else math.nan
-        row["empty_rate"] = row["empty"] / answered if answered else math.nan
+        counts = status_counts(list(group.drop_duplicates("generation_id")["status"]))
+        row["requests"] = int(requests.get(row["run_id"], 0))
+        row.update({c: counts[c] for c in ("verdicts", *STATUS_COLUMNS, "failure_rate",
+                                           "parse_failure_rate", "empty_rate")})
         out.append(row)
-    columns = RUN_COLUMNS + ["requests", *STATUS_COLUMNS, "parse_failure_rate", "empty_rate"]
+    columns = RUN_COLUMNS + ["requests", "verdicts", *STATUS_COLUMNS, "failure_rate",
+                             "parse_failure_rate", "empty_rate"]
     return pd.DataFrame(out, columns=columns)
 
 
 def _paired(verdicts: pd.DataFrame, humans: dict[int, HumanLabel]) -> pd.DataFrame:
-    ok = verdicts[verdicts["status"] == "ok"]
+    ok = verdicts[verdicts["status"] == OK]
     return ok[ok["generation_id"].isin(list(humans))]
 
 
 def accuracy_agreement(verdicts: pd.DataFrame, humans: dict[int, HumanLabel],
-                       n_resamples: int = 1000) -> tuple[pd.DataFrame, dict]:
-    """Per run: weighted kappa (quadratic) with a 95% bootstrap interval, plus each run's
-    confusion matrix (rows human, columns judge) keyed by run id."""
-    paired = _paired(verdicts, humans)
-    paired = paired[paired["accuracy"].notna()]
+                       n_resamples: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, dict]:
+    """Per run with at least one usable pair: `agreement.judges.judge_agreement` (n, quadratic
+    weighted kappa with a 95% bootstrap interval), plus each run's confusion matrix (rows human,
+    columns judge) keyed by run id."""
+    labels = {g: h.accuracy for g, h in humans.items() if h.accuracy is not None}
     rows, matrices = [], {}
-    for key, group in paired.groupby(RUN_COLUMNS, sort=True):
-        human = [humans[g].accuracy for g in group["generation_id"]]
-        keep = [h is not None for h in human]
-        human = [h for h, k in zip(human, keep) if k]
-        judge = [a for a, k in zip(group["accuracy"], keep) if k]
+    for key, group in verdicts.groupby(RUN_COLUMNS, sort=True):
+        result = judge_agreement(group, labels, bootstrap=n_resamples, seed=seed)
+        if not result.n:
+            continue
         row = dict(zip(RUN_COLUMNS, key))
-        row["pairs"] = len(human)
-        row["kappa"] = weighted_kappa(human, judge, labels=ACCURACY_LABELS)
-        _, row["kappa_low"], row["kappa_high"] = bootstrap_ci(
-            human, judge, n_resamples=n_resamples, labels=ACCURACY_LABELS)
+        row.update({"n_verdicts": result.n_verdicts, "n": result.n, "kappa": result.kappa,
+                    "kappa_low": result.kappa_low, "kappa_high": result.kappa_high})
         rows.append(row)
-        matrices[int(row["run_id"])] = confusion(human, judge, labels=ACCURACY_LABELS)
-    columns = RUN_COLUMNS + ["pairs", "kappa", "kappa_low", "kappa_high"]
+        matrices[int(row["run_id"])] = result.confusion
+    columns = RUN_COLUMNS + ["n_verdicts", "n", "kappa", "kappa_low", "kappa_high"]
     return pd.DataFrame(rows, columns=columns), matrices
 
 
@@ -162,7 +162,7 @@ def code_scores(verdicts: pd.DataFrame, humans: dict[int, HumanLabel], codes: li
 
 def position_effect(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per run and prompt position: judged items and the share of each accuracy label."""
-    ok = verdicts[(verdicts["status"] == "ok") & verdicts["accuracy"].notna()]
+    ok = verdicts[(verdicts["status"] == OK) & verdicts["accuracy"].notna()]
     rows = []
     for key, group in ok.groupby(RUN_COLUMNS + ["position"], sort=True):
         row = dict(zip(RUN_COLUMNS + ["position"], key))
@@ -187,7 +187,8 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
     kappa, matrices = accuracy_agreement(verdicts, humans, n_resamples)
     codes = [c.id for c in tax.labelable()]
     return {
-        "failure_rates": failure_rates(responses),
+        "label_policy": describe_policy(labels),
+        "failure_rates": failure_rates(responses, verdicts),
         "kappa": kappa,
         "confusion": matrices,
         "codes_per_run": code_scores(verdicts, humans, codes, RUN_COLUMNS),
@@ -219,10 +220,15 @@ def write_report(report: dict, out: Path) -> list[Path]:
     written = []
     for name in ("failure_rates", "kappa", "codes_per_run", "codes_pooled", "position"):
         path = out / f"{name}.csv"
-        report[name].to_csv(path, index=False)
+        frame = report[name]
+        if name in ("kappa", "codes_per_run", "codes_pooled"):  # compared with human labels
+            frame = frame.assign(label_policy=report["label_policy"])
+        frame.to_csv(path, index=False)
         written.append(path)
     path = out / "confusion.json"
-    path.write_text(json.dumps({str(k): m.to_dict() for k, m in report["confusion"].items()},
+    path.write_text(json.dumps({"label_policy": report["label_policy"],
+                                "runs": {str(k): m.to_dict()
+                                         for k, m in report["confusion"].items()}},
                                indent=2), encoding="utf-8")
     written.append(path)
     return written
@@ -281,9 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     add_database_argument(parser)
     parser.add_argument("--out", type=Path, help="also write CSV/JSON tables into this folder")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (kappa CI)")
-    parser.add_argument("--labels", default=DEFAULT_LABELS,
-                        metavar="SOURCE", help="human labels to compare with: gold-else-expert "
-                        "(default), or a metrics.align source: " + ", ".join(LABEL_SOURCES))
+    parser.add_argument("--labels", default=DEFAULT_LABELS, metavar="POLICY",
+                        help=POLICY_HELP.replace("%", "%%"))
     args = parser.parse_args(argv)
     from rich.console import Console
 
@@ -298,14 +303,17 @@ def main(argv: list[str] | None = None) -> int:
         console.print("no judge responses in this database; run `python -m judges.run` first")
         return 0
     base = ["run_id", "model", "language", "strategy"]
-    _print_table(console, "Responses per run (parse failures = parse_error + truncated + refused)",
-                 rates, base + ["requests", *STATUS_COLUMNS, "parse_failure_rate", "empty_rate"])
-    console.print(f"human labels available: {report['human_labels']} generations")
+    _print_table(console, "Verdicts per run, one per generation (parse failures = parse_error + "
+                 "truncated + refused, of the answered)", rates,
+                 base + ["requests", "verdicts", *STATUS_COLUMNS, "parse_failure_rate",
+                         "empty_rate"])
+    console.print(f"human labels available: {report['human_labels']} generations "
+                  f"(label policy {report['label_policy']})")
     if report["kappa"].empty:
         console.print("no usable (status ok) judge verdict has a human label to compare with")
     else:
         _print_table(console, "Accuracy vs humans (quadratic weighted kappa, 95% bootstrap CI)",
-                     report["kappa"], base + ["pairs", "kappa", "kappa_low", "kappa_high"])
+                     report["kappa"], base + ["key", "n", "kappa", "kappa_low", "kappa_high"])
         for run_id, matrix in report["confusion"].items():
             console.print(f"run {run_id} confusion (rows human, columns judge; "
                           f"{', '.join(matrix.labels)}): {matrix.counts.tolist()}")

@@ -1,5 +1,5 @@
 """Lead: inter-annotator agreement per language, on the accuracy label and per taxonomy code.
-The statistics come from metrics.align.agreement, the project's one implementation."""
+The statistics come from agreement.statistics, the project's one implementation."""
 from __future__ import annotations
 
 import math

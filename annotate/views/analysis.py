@@ -6,7 +6,10 @@ import importlib
 
 import streamlit as st
 
+from agreement.labels import POLICY_HELP
 from annotate import ui
+
+POLICY_CHOICES = ["auto", "gold-else-expert", "gold", "expert", "majority", "gold-else-agreed"]
 
 ui.require_lead()
 st.header("Metric and judge analysis")
@@ -21,7 +24,7 @@ except ImportError as error:
 c1, c2 = st.columns(2)
 bootstrap = c1.number_input("Bootstrap resamples (0: no intervals)", min_value=0, value=0,
                             step=100)
-labels = c2.selectbox("Human labels", ["auto", "gold", "expert", "majority"], index=0)
+labels = c2.selectbox("Human labels (label policy)", POLICY_CHOICES, index=0, help=POLICY_HELP)
 if st.button("Run the alignment", type="primary", key="analysis_run"):
     try:
         with st.spinner("Aligning metric scores and judge verdicts with the human labels ..."):
@@ -33,6 +36,7 @@ report = st.session_state.get("analysis_report")
 if report is None:
     st.caption("Runs `metrics.align` on this database (the same as `python -m metrics.align`).")
     st.stop()
+st.caption(f"Human labels: label policy {report.label_policy}.")
 for warning in report.warnings:
     st.warning(warning)
 for name, frame in report_module.tables(report).items():

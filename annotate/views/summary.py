@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from agreement.labels import SUMMARY_POLICY
 from annotate import service, ui
 
 ui.require_lead()
@@ -12,7 +13,8 @@ with ui.db() as session:
     gold = service.gold_labels(session)
 resolved, unresolved = service.resolve_labels(labels, gold)
 sources = {s: sum(1 for r in resolved if r.source == s) for s in ("gold", "single", "agreed")}
-st.caption(f"{len(resolved)} items counted (gold {sources['gold']}, single annotator "
+st.caption(f"Label policy {SUMMARY_POLICY}: {len(resolved)} items counted (gold "
+           f"{sources['gold']}, single annotator "
            f"{sources['single']}, annotators agreeing {sources['agreed']}); {len(unresolved)} "
            f"items with disagreeing annotators left out until adjudicated.")
 

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from agreement.labels import DEFAULT_POLICY, POLICY_HELP, parse_policy
 from db.engine import add_database_argument, resolve_url
 
 DEFAULT_OUT = "reports/align"
@@ -35,10 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "class on imbalanced data, which the output flags)")
     parser.add_argument("--bandwidth", default="scott",
                         help="scott (default), silverman, or a number (scipy's bw_method factor)")
-    parser.add_argument("--labels", default="auto", metavar="SOURCE",
-                        help="auto|gold|expert|majority|annotator:NAME. auto = gold label if "
-                             "adjudicated, else the expert annotator's, else the annotators' "
-                             "majority (ties: the earliest annotation)")
+    parser.add_argument("--labels", default=DEFAULT_POLICY, metavar="POLICY",
+                        help=POLICY_HELP.replace("%", "%%"))
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                         help="bootstrap resamples for kappa's 95%% interval (0 = none)")
     parser.add_argument("--seed", type=int, default=0)
@@ -74,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
     console = Console(stderr=args.format != "table")
     url = resolve_url(args.db)
-    from metrics.align.kde import load_thresholds, parse_bandwidth
+    from metrics.align.kde import parse_bandwidth
+    from metrics.align.thresholds import load_thresholds
     from metrics.align.pipeline import AlignOptions, parse_split
 
     try:
@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.apply_to and not args.fit_on:
             raise ValueError("--apply-to needs --fit-on")
         saved = load_thresholds(args.thresholds) if args.thresholds else None
+        parse_policy(args.labels)
     except ValueError as error:
         console.print(f"[red]error:[/red] {escape(str(error))}")
         return 2

@@ -14,14 +14,14 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metrics.align.agreement import (
-    bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
+from agreement.statistics import (
+    bootstrap_ci, code_precision_recall, encode_labels, kappa_from_counts,
     krippendorff_alpha, pairwise_kappa,
 )
-from metrics.align.kde import (
-    DEFAULT_GRID_SIZE, Evaluation, KDEFit, Thresholds, evaluate, fit_kde_thresholds,
-    noise_separation,
-)
+from agreement.judges import judge_agreement
+from metrics.align.evaluation import Evaluation, evaluate, noise_separation
+from metrics.align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds
+from metrics.align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 SLICES = ("all", "language", "model")
@@ -290,41 +290,31 @@ def group_kappa(kappa: pd.DataFrame, families, value: str = "kappa") -> pd.DataF
 def align_judges(verdicts: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[str] = ("all",),
                  bootstrap: int = 0, seed: int = 0,
                  label_order: Sequence[str] = ACCURACY_LABELS) -> AlignResult:
-    """Judges' accuracy labels against the humans (no thresholds needed): weighted kappa with a
-    bootstrap interval, confusion matrices, and the share of unusable verdicts (status not ok,
-    Figures 15-16) per judge configuration and slice."""
-    label_of = labels.set_index("generation_id")["label"]
-    frame = verdicts.assign(human=verdicts.generation_id.map(label_of))
+    """Judges' accuracy labels against the humans (no thresholds needed), per judge configuration
+    (one run, `agreement.judges`) and slice: `agreement.judges.judge_agreement`'s n, weighted
+    kappa with a bootstrap interval, confusion matrix and verdict failure rates (Figures 15-18)."""
+    label_of = dict(zip(labels.generation_id, labels.label))
     order = tuple(label_order)
     kappa_rows, confusion_rows = [], []
-    for key, judge_rows in frame.groupby("key", sort=True):
+    for key, judge_rows in verdicts.groupby("key", sort=True):
         first = judge_rows.iloc[0]
         fields = {"judge": first.judge, "strategy": first.strategy,
-                  "prompt_language": first.prompt_language, "prompt_version": first.prompt_version}
+                  "prompt_language": first.prompt_language, "prompt_version": first.prompt_version,
+                  "judge_run_id": int(first.judge_run_id), "settings": first.settings}
         for slice_name, value, rows in slice_frames(judge_rows, slices):
-            usable = rows[(rows.status == "ok") & rows.accuracy.notna() & rows.human.notna()]
             base = {"key": key, **fields, "slice": slice_name, "slice_value": value}
-            status_share = rows.status.value_counts(normalize=True).to_dict()
-            row = {**base, "n_verdicts": len(rows), "n": len(usable),
-                   "failure_rate": 1.0 - status_share.get("ok", 0.0),
-                   "parse_error_rate": status_share.get("parse_error", 0.0),
-                   "empty_rate": status_share.get("empty", 0.0)}
-            if usable.empty:
-                kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
-                                   "kappa_high": math.nan,
-                                   "warning": "no usable verdict with a human label"})
+            result = judge_agreement(rows, label_of, bootstrap=bootstrap, seed=seed,
+                                     label_order=order)
+            row = {**base, **result.row()}
+            if result.confusion is None:
+                kappa_rows.append({**row, "warning": "no usable verdict with a human label"})
                 continue
-            est, low, high = bootstrap_ci(list(usable.human), list(usable.accuracy),
-                                          n_resamples=bootstrap or 1, seed=seed, labels=order)
-            if not bootstrap:
-                low = high = math.nan
-            c = confusion(list(usable.human), list(usable.accuracy), order)
-            per_label = c.per_label()
-            row.update({"kappa": est, "kappa_low": low, "kappa_high": high, "warning": None})
+            per_label = result.confusion.per_label()
+            row["warning"] = None
             row.update({f"precision_{lab}": v["precision"] for lab, v in per_label.items()})
             row.update({f"recall_{lab}": v["recall"] for lab, v in per_label.items()})
             kappa_rows.append(row)
-            confusion_rows.extend(_confusion_rows(base, _EvaluationLike(c)))
+            confusion_rows.extend(_confusion_rows(base, _EvaluationLike(result.confusion)))
     return AlignResult(kappa=pd.DataFrame(kappa_rows), confusion=pd.DataFrame(confusion_rows))
 
 

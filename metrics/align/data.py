@@ -5,15 +5,15 @@ Three frames, one row per observation:
 - `load_scores`: one row per metric score (a generation's or a noise sample's), with its
   configuration (metric, scorer model, layer, context), the noise kind ("none" for a real
   prediction), the generation's model and the file's natural language.
-- `load_human_labels`: one human label per generation, chosen by a documented policy
-  (`LABEL_SOURCES`), with the error codes that came with it.
-- `load_judge_verdicts`: one row per judge verdict, with the judge configuration.
+- `load_human_labels`: one human label per generation, chosen by a label policy
+  (`agreement.labels`), with the error codes that came with it.
+- `load_judge_verdicts`: one row per judge verdict, with its configuration (one judge run;
+  `agreement.judges`).
 
 Only portable SQLAlchemy selects: the same code reads SQLite and PostgreSQL.
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Iterable, Sequence
 
 import pandas as pd
@@ -21,18 +21,13 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from db.engine import get_engine
+from agreement.judges import load_verdicts
+from agreement.labels import DEFAULT_POLICY, POLICY_HELP, RULES, Gold, Vote, resolve
 from db.models import (Annotation, AnnotationCode, Annotator, Generation, GoldLabel,
-                       GoldLabelCode, JudgeRun, JudgeVerdict, MetricRun, MetricScore, NoiseSample,
-                       SourceFile, Target)
-from taxonomy import ACCURACY_LABELS
+                       GoldLabelCode, MetricRun, MetricScore, NoiseSample, SourceFile, Target)
 
-LABEL_SOURCES = ("auto", "gold", "expert", "majority", "annotator:NAME")
-LABEL_SOURCES_HELP = (
-    "which human label each generation gets: 'auto' (default) = the adjudicated gold label if "
-    "there is one, else the expert annotators' label (role or username 'expert'), else the "
-    "majority of all "
-    "annotators; 'gold', 'expert' or 'majority' = only that source; 'annotator:NAME' = only that "
-    "annotator's labels. Ties in a majority go to the label of the earliest annotation.")
+LABEL_SOURCES = ("auto", *RULES)  # the label policies' names (agreement.labels)
+LABEL_SOURCES_HELP = POLICY_HELP
 
 CONFIG_COLUMNS = ("metric", "scorer", "layer", "context")
 
@@ -167,13 +162,6 @@ def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) ->
     return pd.concat([deduped, frame[~real_rows]], ignore_index=True)
 
 
-def _majority(labels: list[str]) -> str:
-    """The most common label; ties go to the one that came first (the earliest annotation)."""
-    counts = Counter(labels)
-    best = max(counts.values())
-    return next(label for label in labels if counts[label] == best)
-
-
 def load_annotations(url: str | None = None) -> pd.DataFrame:
     """Every finished human label: annotation_id, generation_id, annotator, role, accuracy,
     codes (frozenset), created_at; ordered by annotation id (the order they were made)."""
@@ -203,60 +191,25 @@ def load_gold_labels(url: str | None = None) -> pd.DataFrame:
     return gold
 
 
-def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame, source: str = "auto"
-                        ) -> pd.DataFrame:
-    """One label per generation by the `source` policy (see LABEL_SOURCES_HELP); pure.
+def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame,
+                        source: str = DEFAULT_POLICY) -> pd.DataFrame:
+    """One label per generation by the label policy `source` (`agreement.labels`); pure.
 
-    Returns generation_id, label, codes (frozenset), source (where the label came from:
-    "gold", "expert", "majority" or "annotator:NAME"), n_annotators.
+    Returns generation_id, label, codes (frozenset), source (the rule that gave the label:
+    "gold", "expert", "majority", "agreed" or "annotator:NAME"), n_annotators.
     """
-    if source not in ("auto", "gold", "expert", "majority") and not source.startswith(
-            "annotator:"):
-        raise ValueError(f"unknown label source {source!r}; use one of {', '.join(LABEL_SOURCES)}")
-    rows: dict[int, dict] = {}
     ordered = annotations.sort_values("annotation_id") if len(annotations) else annotations
-    records = list(zip(ordered.generation_id, ordered.annotator, ordered.role, ordered.accuracy,
-                       ordered.codes))
-    n_annotators = Counter(g for g, *_ in records)
-
-    def by_vote(chosen: list, name: str) -> None:
-        grouped: dict[int, list] = {}
-        for generation_id, _, _, accuracy, codes in chosen:
-            grouped.setdefault(generation_id, []).append((accuracy, codes))
-        for generation_id, votes in grouped.items():
-            if generation_id in rows:
-                continue
-            label = _majority([accuracy for accuracy, _ in votes])
-            codes = next(c for accuracy, c in votes if accuracy == label)
-            rows[generation_id] = {"generation_id": generation_id, "label": label,
-                                   "codes": codes, "source": name}
-
-    if source in ("auto", "gold"):
-        for g in gold.itertuples():
-            rows[g.generation_id] = {"generation_id": g.generation_id, "label": g.accuracy,
-                                     "codes": g.codes, "source": "gold"}
-    if source in ("auto", "expert"):
-        by_vote([r for r in records if r[2] == "expert" or r[1] == "expert"], "expert")
-    if source in ("auto", "majority"):
-        by_vote(records, "majority")
-    if source.startswith("annotator:"):
-        name = source.split(":", 1)[1]
-        mine = [r for r in records if r[1] == name]
-        if not mine:
-            known = ", ".join(sorted(set(annotations.annotator))) or "none"
-            raise ValueError(f"annotator {name!r} has no finished labels (annotators with "
-                             f"labels: {known})")
-        by_vote(mine, source)
-    frame = pd.DataFrame(list(rows.values()),
-                         columns=["generation_id", "label", "codes", "source"])
-    frame["n_annotators"] = [n_annotators.get(g, 0) for g in frame.generation_id]
-    unknown = set(frame.label) - set(ACCURACY_LABELS)
-    if unknown:
-        raise ValueError(f"stored accuracy label(s) {sorted(unknown)} are not in {ACCURACY_LABELS}")
-    return frame.sort_values("generation_id", ignore_index=True)
+    votes = [Vote(int(g), str(a), str(r), acc, frozenset(c)) for g, a, r, acc, c in
+             zip(ordered.generation_id, ordered.annotator, ordered.role, ordered.accuracy,
+                 ordered.codes)]
+    golds = {int(g.generation_id): Gold(g.accuracy, frozenset(g.codes)) for g in gold.itertuples()}
+    resolved = resolve(votes, golds, source)
+    return pd.DataFrame([(r.generation_id, r.accuracy, r.codes, r.source, r.n_annotators)
+                         for r in resolved.values()],
+                        columns=["generation_id", "label", "codes", "source", "n_annotators"])
 
 
-def load_human_labels(url: str | None = None, source: str = "auto") -> pd.DataFrame:
+def load_human_labels(url: str | None = None, source: str = DEFAULT_POLICY) -> pd.DataFrame:
     """`choose_human_labels` over what the database holds."""
     return choose_human_labels(load_annotations(url), load_gold_labels(url), source)
 
@@ -272,33 +225,6 @@ def load_generations(url: str | None = None) -> pd.DataFrame:
                       ["generation_id", "target_id", "model", "language", "programming_language"])
 
 
-def _code_ids(codes) -> frozenset:
-    """Judge codes are stored as [{"code": ..., "confidence": ...}] (or plain strings)."""
-    out = set()
-    for item in codes or ():
-        code = item.get("code") if isinstance(item, dict) else item
-        if code:
-            out.add(str(code))
-    return frozenset(out)
-
-
 def load_judge_verdicts(url: str | None = None) -> pd.DataFrame:
-    """Every judge verdict with its judge configuration, the generation's model and language."""
-    with Session(get_engine(url)) as session:
-        frame = _frame(session, select(JudgeRun.id, JudgeRun.signature, JudgeRun.model,
-                                       JudgeRun.strategy, JudgeRun.prompt_language,
-                                       JudgeRun.prompt_version, JudgeVerdict.generation_id,
-                                       JudgeVerdict.status, JudgeVerdict.accuracy,
-                                       JudgeVerdict.codes, Generation.model,
-                                       SourceFile.natural_language)
-                       .join(JudgeVerdict, JudgeVerdict.run_id == JudgeRun.id)
-                       .join(Generation, Generation.id == JudgeVerdict.generation_id)
-                       .join(Target, Target.id == Generation.target_id)
-                       .join(SourceFile, SourceFile.id == Target.source_file_id),
-                       ["judge_run_id", "signature", "judge", "strategy", "prompt_language",
-                        "prompt_version", "generation_id", "status", "accuracy", "codes",
-                        "model", "language"])
-    frame["codes"] = [_code_ids(c) for c in frame.codes]
-    frame["key"] = [f"{j}[{s},{lang},{v}]" for j, s, lang, v in
-                    zip(frame.judge, frame.strategy, frame.prompt_language, frame.prompt_version)]
-    return frame
+    """Every judge verdict with its configuration (one run each, `agreement.judges`)."""
+    return load_verdicts(url)

@@ -32,7 +32,8 @@ Choices, all explicit:
 - Direction. Nothing assumes higher is better: a metric where higher is worse simply gets its
   regions in the other order (`Thresholds.orientation`).
 
-Intervals are half open, [lower, upper): a score exactly on a threshold goes to the upper one.
+The classifier itself (`Thresholds`, saving and loading) is in `metrics.align.thresholds`; applying
+it and comparing with the humans or with noise in `metrics.align.evaluation`.
 
 >>> rng = np.random.default_rng(0)
 >>> scores = np.concatenate([rng.normal(0, 1, 300), rng.normal(10, 1, 300)])
@@ -40,20 +41,20 @@ Intervals are half open, [lower, upper): a score exactly on a threshold goes to 
 >>> fit = fit_kde_thresholds(scores, human)
 >>> [(label, round(lo) if lo > -np.inf else lo) for lo, hi, label in fit.thresholds.intervals]
 [('incorrect', -inf), ('correct', 5)]
+>>> from metrics.align.evaluation import evaluate
 >>> evaluate(fit.thresholds, scores, human).kappa
 1.0
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
-from metrics.align.agreement import Confusion, bootstrap_counts, encode_labels, kappa_from_counts
+from agreement.statistics import encode_labels
+from metrics.align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 WEIGHTINGS = ("equal", "prior")
@@ -63,10 +64,6 @@ BANDWIDTH_FLOOR = 1e-3  # of the pooled score range: the "point mass" width of d
 GRID_PAD_BANDWIDTHS = 4.0
 _CHUNK = 4096  # points per block when evaluating kernels: bounds memory at _CHUNK x grid_size
 _TINY = 1e-250  # below this a linear-space density is recomputed in log space
-COLLAPSE_SHARE = 0.9  # a single predicted class this common, with kappa ~ 0, triggers the warning
-COLLAPSE_KAPPA = 0.1
-
-THRESHOLDS_FORMAT = "nlce-kde-thresholds/1"
 
 
 # ---------------------------------------------------------------- bandwidth
@@ -109,138 +106,6 @@ def _floor(scores: np.ndarray) -> float:
     return BANDWIDTH_FLOOR * max(1.0, float(np.abs(scores).max()) if scores.size else 1.0)
 
 
-# ---------------------------------------------------------------- thresholds
-
-@dataclass(frozen=True)
-class Thresholds:
-    """A fitted classifier: ordered, non-overlapping [lower, upper) intervals, each with a label.
-
-    Saved and loaded as JSON (`to_dict`/`from_dict`, `save_thresholds`/`load_thresholds`), so
-    thresholds fitted on labelled data can classify new, unlabelled generations.
-    """
-    labels: tuple
-    intervals: tuple  # ((lower, upper, label), ...) covering (-inf, inf) in order
-    weighting: str = "equal"
-    bandwidth: str | float = "scott"
-    class_counts: Mapping[str, int] = field(default_factory=dict)
-    bandwidths: Mapping[str, float] = field(default_factory=dict)
-    point_mass: tuple = ()  # classes that fell back to the bandwidth floor
-
-    @property
-    def boundaries(self) -> np.ndarray:
-        return np.array([lo for lo, _, _ in self.intervals[1:]], dtype=float)
-
-    @property
-    def interval_codes(self) -> np.ndarray:
-        return encode_labels([label for _, _, label in self.intervals], self.labels)
-
-    def classify_codes(self, scores: Sequence[float]) -> np.ndarray:
-        """The label index (position in `labels`) of each score; -1 for a missing score."""
-        x = np.asarray(scores, dtype=float)
-        codes = self.interval_codes[np.searchsorted(self.boundaries, x, side="right")]
-        return np.where(np.isnan(x), -1, codes)
-
-    def classify(self, scores: Sequence[float]) -> list:
-        """The label of each score (None for a missing score)."""
-        labels = list(self.labels)
-        return [labels[c] if c >= 0 else None for c in self.classify_codes(scores)]
-
-    def intervals_per_class(self) -> dict[str, int]:
-        counts = {str(label): 0 for label in self.labels}
-        for _, _, label in self.intervals:
-            counts[str(label)] += 1
-        return counts
-
-    @property
-    def orientation(self) -> str:
-        """'ascending' when regions follow the label order upwards (higher score = better label),
-        'descending' for a metric where higher is worse, 'mixed' otherwise, 'single' for one."""
-        ranks = self.interval_codes
-        if len(ranks) == 1:
-            return "single"
-        steps = np.diff(ranks)
-        if (steps > 0).all():
-            return "ascending"
-        if (steps < 0).all():
-            return "descending"
-        return "mixed"
-
-    def describe(self, digits: int = 3, short: bool = False) -> str:
-        """One line, e.g. 'incorrect < 0.412 ≤ partial < 0.55 ≤ correct' (short: first letters,
-        'i<0.412≤p<0.55≤c')."""
-        def name(label) -> str:
-            return str(label)[:1] if short else str(label)
-        parts = [name(self.intervals[0][2])]
-        for lower, _, label in self.intervals[1:]:
-            parts.append(f"{lower:.{digits}g}{'≤' if short else ' ≤ '}{name(label)}")
-        if len(parts) == 1:
-            return f"{parts[0]} everywhere"
-        return ("<" if short else " < ").join(parts)
-
-    def to_dict(self) -> dict:
-        def num(x):
-            return None if math.isinf(x) else float(x)
-        return {"format": THRESHOLDS_FORMAT, "labels": [str(x) for x in self.labels],
-                "intervals": [[num(lo), num(hi), str(label)] for lo, hi, label in self.intervals],
-                "weighting": self.weighting, "bandwidth": self.bandwidth,
-                "class_counts": dict(self.class_counts), "bandwidths": dict(self.bandwidths),
-                "point_mass": list(self.point_mass)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Thresholds":
-        if data.get("format") != THRESHOLDS_FORMAT:
-            raise ValueError(f"not a thresholds record (format {data.get('format')!r}, expected "
-                             f"{THRESHOLDS_FORMAT!r})")
-        labels = tuple(data["labels"])
-        intervals = tuple((-math.inf if lo is None else float(lo),
-                           math.inf if hi is None else float(hi), label)
-                          for lo, hi, label in data["intervals"])
-        _check_intervals(intervals, labels)
-        return cls(labels=labels, intervals=intervals, weighting=data.get("weighting", "equal"),
-                   bandwidth=data.get("bandwidth", "scott"),
-                   class_counts=dict(data.get("class_counts", {})),
-                   bandwidths=dict(data.get("bandwidths", {})),
-                   point_mass=tuple(data.get("point_mass", ())))
-
-
-def _check_intervals(intervals, labels) -> None:
-    if not intervals:
-        raise ValueError("thresholds have no intervals")
-    if intervals[0][0] != -math.inf or intervals[-1][1] != math.inf:
-        raise ValueError("threshold intervals must start at -inf and end at +inf")
-    for (lo, hi, label), nxt in zip(intervals, list(intervals[1:]) + [None]):
-        if not lo < hi:
-            raise ValueError(f"empty threshold interval [{lo}, {hi}) for {label!r}")
-        if nxt is not None and nxt[0] != hi:
-            raise ValueError(f"threshold intervals not contiguous at {hi}")
-        if label not in labels:
-            raise ValueError(f"threshold interval label {label!r} is not one of {labels!r}")
-
-
-def save_thresholds(path: str | Path, thresholds: Mapping[str, Thresholds]) -> Path:
-    """Write {configuration key: Thresholds} as one JSON file (written whole, then renamed)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"format": THRESHOLDS_FORMAT,
-               "thresholds": {key: t.to_dict() for key, t in thresholds.items()}}
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
-    return path
-
-
-def load_thresholds(path: str | Path) -> dict[str, Thresholds]:
-    """Read what `save_thresholds` wrote; a malformed file raises ValueError naming it."""
-    path = Path(path)
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-        if payload.get("format") != THRESHOLDS_FORMAT:
-            raise ValueError(f"format {payload.get('format')!r}, expected {THRESHOLDS_FORMAT!r}")
-        return {key: Thresholds.from_dict(t) for key, t in payload["thresholds"].items()}
-    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: cannot read thresholds: {error}") from error
-
-
 # ---------------------------------------------------------------- fitting
 
 @dataclass(frozen=True)
@@ -255,7 +120,7 @@ class KDEFit:
         return np.exp(self.log_density)
 
 
-def _clean(scores, human, labels) -> tuple[np.ndarray, np.ndarray]:
+def clean_pairs(scores, human, labels) -> tuple[np.ndarray, np.ndarray]:
     """Scores as floats and labels as indices into `labels` (an int array is taken as indices
     already, -1 = missing), without the items that miss either."""
     x = np.asarray(scores, dtype=float)
@@ -384,7 +249,7 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
     spec = parse_bandwidth(bandwidth)
     labels = tuple(getattr(label, "value", label) for label in labels)
     k = len(labels)
-    x, codes = _clean(scores, human, labels)
+    x, codes = clean_pairs(scores, human, labels)
     if x.size == 0:
         raise ValueError("no item has both a score and a human label; nothing to fit")
     n_c = np.bincount(codes, minlength=k)
@@ -443,120 +308,3 @@ def _intervals(grid: np.ndarray, log_density: np.ndarray, labels: tuple,
     owners = np.concatenate([[winner[0]], b])
     return tuple((float(lo), float(hi), labels[int(c)])
                  for lo, hi, c in zip(lowers, uppers, owners) if lo < hi)
-
-
-# ---------------------------------------------------------------- evaluation
-
-@dataclass(frozen=True)
-class Evaluation:
-    """How the reclassified labels agree with the human ones."""
-    n: int
-    kappa: float
-    confusion: Confusion
-    predicted_share: Mapping[str, float]
-    kappa_low: float = float("nan")
-    kappa_high: float = float("nan")
-    warning: str | None = None
-
-
-def evaluate(thresholds: Thresholds, scores: Sequence[float], human: Sequence[Any],
-             bootstrap: int = 0, seed: int = 0, weights: str | None = "quadratic") -> Evaluation:
-    """Classify the scores with `thresholds` and compare with `human`: weighted kappa (labels in
-    the thresholds' order), confusion matrix, and, with `bootstrap` resamples, a 95% percentile
-    interval for kappa (items resampled; the thresholds stay fixed)."""
-    labels = thresholds.labels
-    x, truth = _clean(scores, human, labels)
-    pred = thresholds.classify_codes(x)
-    k = len(labels)
-    counts = np.bincount(truth * k + pred, minlength=k * k).reshape(k, k)
-    kappa = float(kappa_from_counts(counts, weights))
-    low = high = float("nan")
-    if bootstrap and x.size:
-        _, low, high = bootstrap_counts(counts, kappa_from_counts, n_resamples=bootstrap,
-                                        seed=seed, weights=weights)
-    predicted = counts.sum(axis=0)
-    share = {str(label): float(predicted[i] / max(x.size, 1)) for i, label in enumerate(labels)}
-    return Evaluation(n=int(x.size), kappa=kappa, confusion=Confusion(labels, counts),
-                      predicted_share=share, kappa_low=low, kappa_high=high,
-                      warning=collapse_warning(share, kappa, thresholds.weighting))
-
-
-def collapse_warning(predicted_share: Mapping[str, float], kappa: float, weighting: str
-                     ) -> str | None:
-    """The warning for a classifier that hands (nearly) everything to one class.
-
-    >>> print(collapse_warning({"incorrect": 0.02, "partial": 0.0, "correct": 0.98}, 0.01, "prior"))
-    prior weighting gave 98% of items to 'correct', kappa ~ 0: no better than always answering the majority (the majority class wins wherever the classes overlap; try --weighting equal)
-    >>> collapse_warning({"incorrect": 0.3, "partial": 0.3, "correct": 0.4}, 0.01, "equal") is None
-    True
-    """
-    label, share = max(predicted_share.items(), key=lambda item: item[1])
-    if share < COLLAPSE_SHARE or not (math.isnan(kappa) or abs(kappa) < COLLAPSE_KAPPA):
-        return None
-    if weighting == "prior":
-        return (f"prior weighting gave {share:.0%} of items to '{label}', kappa ~ 0: no better "
-                f"than always answering the majority (the majority class wins wherever the "
-                f"classes overlap; try --weighting equal)")
-    return (f"the classifier gave {share:.0%} of items to '{label}', kappa ~ 0: the scores do "
-            f"not tell the classes apart")
-
-
-def fit_and_evaluate(scores: Sequence[float], human: Sequence[Any],
-                     labels: Sequence[Any] = ACCURACY_LABELS, weighting: str = "equal",
-                     bandwidth: str | float = "scott", bootstrap: int = 0, seed: int = 0,
-                     grid_size: int = DEFAULT_GRID_SIZE, method: str = "binned"
-                     ) -> tuple[KDEFit, Evaluation]:
-    """Fit thresholds on the items and reclassify the same items (the study's procedure)."""
-    fit = fit_kde_thresholds(scores, human, labels, weighting, bandwidth, grid_size, method)
-    return fit, evaluate(fit.thresholds, scores, human, bootstrap=bootstrap, seed=seed)
-
-
-# ---------------------------------------------------------------- noise separation
-
-NOISE_LABELS = ("noise", "real")
-
-
-@dataclass(frozen=True)
-class NoiseSeparation:
-    """Binary KDE classification of real predictions against noise (section 7.2)."""
-    n_real: int
-    n_noise: int
-    f1: float  # F1 of the "noise" class (noise is what a robust metric must catch)
-    macro_f1: float
-    kappa: float
-    thresholds: Thresholds
-    confusion: Confusion
-
-
-def noise_separation(real_scores: Sequence[float], noise_scores: Sequence[float],
-                     weighting: str = "equal", bandwidth: str | float = "scott",
-                     grid_size: int = DEFAULT_GRID_SIZE) -> NoiseSeparation:
-    """How well a KDE classifier tells real predictions from noise by their scores alone.
-
-    >>> rng = np.random.default_rng(1)
-    >>> result = noise_separation(rng.normal(0.8, 0.05, 200), rng.normal(0.2, 0.05, 200))
-    >>> round(result.f1, 2), round(result.kappa, 2)
-    (1.0, 1.0)
-    """
-    real = np.asarray(real_scores, dtype=float)
-    noise = np.asarray(noise_scores, dtype=float)
-    scores = np.concatenate([real, noise])
-    truth = ["real"] * len(real) + ["noise"] * len(noise)
-    fit, result = fit_and_evaluate(scores, truth, NOISE_LABELS, weighting, bandwidth,
-                                   grid_size=grid_size)
-    per = result.confusion.per_label()
-    f1s = [per[label]["f1"] for label in NOISE_LABELS]
-    return NoiseSeparation(
-        n_real=int((~np.isnan(real)).sum()), n_noise=int((~np.isnan(noise)).sum()),
-        f1=per["noise"]["f1"], macro_f1=float(np.nanmean(f1s)) if not all(map(math.isnan, f1s))
-        else float("nan"), kappa=float(kappa_from_counts(result.confusion.counts, None)),
-        thresholds=fit.thresholds, confusion=result.confusion)
-
-
-def classify_many(thresholds: Mapping[str, Thresholds], scores: Mapping[str, Iterable[float]]
-                  ) -> dict[str, list]:
-    """Apply saved thresholds to new scores, per configuration key (keys must match)."""
-    missing = sorted(set(scores) - set(thresholds))
-    if missing:
-        raise KeyError(f"no thresholds for configuration(s): {', '.join(missing)}")
-    return {key: thresholds[key].classify(list(values)) for key, values in scores.items()}

@@ -12,8 +12,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from agreement.labels import DEFAULT_POLICY, describe_policy
 from metrics.align import analysis
-from metrics.align.kde import DEFAULT_GRID_SIZE, Thresholds
+from metrics.align.kde import DEFAULT_GRID_SIZE
+from metrics.align.thresholds import Thresholds
 
 
 @dataclass
@@ -24,7 +26,7 @@ class AlignOptions:
     bandwidth: str | float = "scott"
     bootstrap: int = 1000
     seed: int = 0
-    labels: str = "auto"  # see data.LABEL_SOURCES_HELP
+    labels: str = DEFAULT_POLICY  # the label policy (agreement.labels)
     families: Sequence[str] = ()  # extra model-family YAML files
     fit_on: str | None = None  # see split_scores
     apply_to: str | None = None
@@ -56,6 +58,11 @@ class AlignReport:
     annotator_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     annotator_alpha: float = math.nan
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def label_policy(self) -> str:
+        """The label policy's name as every table and page of the report states it."""
+        return describe_policy(self.options.labels)
 
     @property
     def warnings(self) -> list[str]:

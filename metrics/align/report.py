@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from metrics.align import figures
-from metrics.align.kde import save_thresholds
+from metrics.align.thresholds import save_thresholds
 from metrics.align.pipeline import AlignReport
 
 MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
@@ -39,22 +39,33 @@ def _records(frame: pd.DataFrame | None) -> list[dict]:
     return [_jsonable(r) for r in frame.to_dict("records")]
 
 
+def _with_policy(frame: pd.DataFrame, policy: str) -> pd.DataFrame:
+    """The table with a `label_policy` column: which human labels its numbers compare with."""
+    if frame is None or frame.empty or "label_policy" in frame:
+        return frame
+    return frame.assign(label_policy=policy)
+
+
 def tables(report: AlignReport) -> dict[str, pd.DataFrame]:
-    """Every table of the report by file stem."""
-    out = {"kappa": report.metrics.kappa, "confusion": report.metrics.confusion,
+    """Every table of the report by file stem; those compared with human labels name the label
+    policy in a `label_policy` column (the predictions file: see results.json)."""
+    policy = report.label_policy
+    out = {"kappa": _with_policy(report.metrics.kappa, policy),
+           "confusion": _with_policy(report.metrics.confusion, policy),
            "noise": report.noise, "context": report.context, "groups": report.groups,
            "predictions": report.metrics.predictions}
     if report.judges is not None:
-        out["judges"] = report.judges.kappa
-        out["judge_confusion"] = report.judges.confusion
-        out["judge_codes"] = report.judge_codes
+        out["judges"] = _with_policy(report.judges.kappa, policy)
+        out["judge_confusion"] = _with_policy(report.judges.confusion, policy)
+        out["judge_codes"] = _with_policy(report.judge_codes, policy)
     if not report.annotator_pairs.empty:
         out["annotators"] = report.annotator_pairs
     return out
 
 
 def to_json(report: AlignReport) -> dict:
-    data = {"options": _jsonable(report.options.describe()), "warnings": report.warnings,
+    data = {"options": _jsonable(report.options.describe()), "label_policy": report.label_policy,
+            "warnings": report.warnings,
             "annotator_alpha": _jsonable(report.annotator_alpha)}
     for name, frame in tables(report).items():
         if name != "predictions":
@@ -189,7 +200,8 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
              "1px solid #ddd;padding:2px 6px}img{max-width:100%;border:1px solid #eee}"
              ".warn{color:#a40}</style></head><body>",
              "<h1>Agreement of metrics and judges with the humans</h1>",
-             f"<p>labels: <code>{html.escape(options.labels)}</code> · weighting: "
+             f"<p>human labels (label policy): <code>{html.escape(report.label_policy)}</code> · "
+             f"weighting: "
              f"<code>{options.weighting}</code> · bandwidth: <code>{options.bandwidth}</code> · "
              f"bootstrap: {options.bootstrap} · slices: {', '.join(options.slices)} · "
              f"{len(report.labels)} labelled generations</p>"]
@@ -210,8 +222,9 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
     if report.judges is not None:
         parts.append("<h2>LLM judges</h2>")
         parts.append(_table_html(report.judges.kappa, [
-            "key", "slice", "slice_value", "n_verdicts", "n", "failure_rate", "kappa",
-            "kappa_low", "kappa_high", "precision_correct", "recall_partial"]))
+            "key", "settings", "slice", "slice_value", "n_verdicts", "n", "failure_rate",
+            "parse_failure_rate", "empty_rate", "kappa", "kappa_low", "kappa_high",
+            "precision_correct", "recall_partial"]))
         parts.append("<h3>Per error code</h3>")
         parts.append(_table_html(report.judge_codes))
     if not report.annotator_pairs.empty:
@@ -301,6 +314,7 @@ def print_table(report: AlignReport, console=None) -> None:
     if "model" in report.options.slices and len(report.options.slices) > 1:
         console.print("per generating model (and noise per slice): kappa.csv, noise.csv, "
                       "judges.csv and report.html")
+    console.print(f"human labels: label policy {escape(report.label_policy)}")
     if not math.isnan(report.annotator_alpha):
         console.print(f"annotators: Krippendorff's alpha (ordinal) = {report.annotator_alpha:.3f}")
     for warning in report.warnings:

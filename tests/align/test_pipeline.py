@@ -13,7 +13,7 @@ from align_testkit import fill_align_db
 from metrics.align import data
 from metrics.align.analysis import context_effect
 from metrics.align.families import load_model_families, model_group
-from metrics.align.kde import load_thresholds
+from metrics.align.thresholds import load_thresholds
 from metrics.align.pipeline import AlignOptions, parse_split, run_alignment
 from metrics.align.report import write_report
 from taxonomy import ACCURACY_LABELS
@@ -57,7 +57,7 @@ def test_human_label_policy(align_db):
     assert (auto.n_annotators == 3).all()
     with pytest.raises(ValueError, match="annotator 'nobody' has no finished labels"):
         data.load_human_labels(url, "annotator:nobody")
-    with pytest.raises(ValueError, match="unknown label source"):
+    with pytest.raises(ValueError, match="unknown label policy"):
         data.load_human_labels(url, "everyone")
 
 

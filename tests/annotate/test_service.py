@@ -243,7 +243,7 @@ def test_disagreements_adjudication_and_tables(session, ids):
 
 
 def test_agreement_uses_metrics_align(session, ids):
-    from metrics.align.agreement import weighted_kappa
+    from agreement.statistics import weighted_kappa
 
     queue = _label_overlap(session, ids)
     reports = service.agreement_by_language(service.finished_labels(session),

@@ -15,7 +15,7 @@ from judges.client import JudgeClient, OpenAIBackend, ResponseCache, SamplingPar
 from judges.i18n import texts
 from judges.order import presentation_order
 from judges.runner import RunConfig, run_judge
-from metrics.align.agreement import weighted_kappa
+from agreement.statistics import weighted_kappa
 
 
 def client_for(server, cache_path=None, structured="auto", max_retries=2, timeout_s=5.0):
@@ -234,14 +234,14 @@ def test_cli_run_then_report(judge_db, chat_server, tmp_path, monkeypatch, capsy
 
     built = report.build_report(judge_db, n_resamples=50)
     rates = built["failure_rates"]
-    assert rates[["requests", "ok", "parse_failure_rate", "empty_rate"]].values.tolist() == [
-        [2, 2, 0.0, 0.0]]
+    assert rates[["requests", "verdicts", "ok", "parse_failure_rate", "empty_rate"]
+                 ].values.tolist() == [[2, 10, 10, 0.0, 0.0]]
     # humans: gold where present, else the expert (never the novice)
     human = {1: "partial", 2: "partial", 3: "incorrect", 4: "correct", 5: "partial",
              6: "partial", 7: "incorrect", 8: "correct", 9: "partial", 10: "correct"}
     judge = ["correct", "partial", "incorrect", "correct", "partial"] * 2
     (kappa_row,) = built["kappa"].to_dict("records")
-    assert kappa_row["pairs"] == 10
+    assert kappa_row["n"] == 10
     assert kappa_row["kappa"] == pytest.approx(weighted_kappa(list(human.values()), judge))
     codes = built["codes_pooled"].set_index("code")
     assert codes.loc["SE-MD", "precision"] == pytest.approx(0.6)
@@ -258,7 +258,8 @@ def test_cli_run_then_report(judge_db, chat_server, tmp_path, monkeypatch, capsy
         "failure_rates.csv", "failure_rates.png", "kappa.csv", "position.csv"]
     assert (out_dir / "failure_rates.png").read_bytes()[:4] == b"\x89PNG"
     confusion = json.loads((out_dir / "confusion.json").read_text())
-    (matrix,) = confusion.values()
+    assert confusion["label_policy"] == "auto (gold-else-expert-else-majority)"
+    (matrix,) = confusion["runs"].values()
     assert sum(map(sum, matrix["counts"])) == 10
 
 
@@ -282,7 +283,7 @@ def test_report_on_failed_answers_only(judge_db, chat_server):
     built = report.build_report(judge_db, n_resamples=20)
     (row,) = built["failure_rates"].to_dict("records")
     assert (row["requests"], row["truncated"], row["parse_failure_rate"], row["empty_rate"]) == (
-        2, 2, 1.0, 0.0)
+        2, 10, 1.0, 0.0)  # 2 responses, 10 verdicts (one per generation)
     assert built["kappa"].empty and built["confusion"] == {} and built["codes_pooled"].empty
     assert built["human_labels"] == 10  # gold or expert for every Greek generation
 

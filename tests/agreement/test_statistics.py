@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
-from metrics.align.agreement import (
+from agreement.statistics import (
     bootstrap_ci, code_precision_recall, confusion, encode_labels, krippendorff_alpha,
     pairwise_kappa, weighted_kappa,
 )
