@@ -1,0 +1,151 @@
+"""Accounts: creating and changing them, sign-in (password or OIDC e-mail), the interface
+language."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from annotate.auth import DUMMY_HASH, hash_password, verify_password
+from annotate.service.errors import AnnotateError, AuthError
+from db import models as m
+from taxonomy import LANGUAGES
+
+ROLES = m.ANNOTATOR_ROLES
+LEAD_ROLES = ("lead",)
+
+
+@dataclass(frozen=True)
+class AnnotatorInfo:
+    id: int
+    username: str
+    display_name: str
+    languages: tuple[str, ...]
+    interface_language: str
+    role: str
+
+    @property
+    def is_lead(self) -> bool:
+        return self.role in LEAD_ROLES
+
+
+def _info(row: m.Annotator) -> AnnotatorInfo:
+    return AnnotatorInfo(row.id, row.username, row.display_name or row.username,
+                         tuple(row.languages or ()), row.interface_language or "en", row.role)
+
+
+def _check_languages(languages: Iterable[str]) -> tuple[str, ...]:
+    out = tuple(dict.fromkeys(str(lang).strip().lower() for lang in languages if str(lang).strip()))
+    unknown = [lang for lang in out if lang not in LANGUAGES]
+    if unknown:
+        raise AnnotateError(f"unknown language {unknown[0]!r}; expected some of "
+                            f"{', '.join(LANGUAGES)}")
+    return out
+
+
+def create_annotator(session: Session, *, username: str, password: str | None,
+                     languages: Iterable[str], role: str = "annotator", display_name: str = "",
+                     interface_language: str = "en") -> AnnotatorInfo:
+    """A new account; the password is stored as a scrypt hash only (None: sign-in by OIDC only)."""
+    username = (username or "").strip()
+    if not username:
+        raise AnnotateError("a username is required")
+    if role not in ROLES:
+        raise AnnotateError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    exists = session.exec(select(m.Annotator.id).where(
+        func.lower(m.Annotator.username) == username.lower())).first()
+    if exists:
+        raise AnnotateError(f"an account named {username!r} already exists")
+    langs = _check_languages(languages)
+    if not langs and role == "annotator":
+        raise AnnotateError(f"annotator {username!r} needs at least one language")
+    if interface_language not in LANGUAGES:
+        raise AnnotateError(f"unknown interface language {interface_language!r}")
+    row = m.Annotator(username=username, display_name=display_name or username,
+                      languages=list(langs), role=role, interface_language=interface_language,
+                      password_hash=hash_password(password) if password else None)
+    session.add(row)
+    session.flush()
+    return _info(row)
+
+
+def authenticate(session: Session, username: str, password: str) -> AnnotatorInfo:
+    """The account for these credentials, else AuthError saying what was wrong."""
+    username = (username or "").strip()
+    row = session.exec(select(m.Annotator).where(
+        func.lower(m.Annotator.username) == username.lower())).scalars().first()
+    if row is None:
+        verify_password(password or "", DUMMY_HASH)  # same work as a real check
+        raise AuthError(f"No account named {username!r}. Ask your lead to create one.")
+    if not row.password_hash:
+        raise AuthError(f"Account {row.username!r} signs in through single sign-on only.")
+    if not verify_password(password or "", row.password_hash):
+        raise AuthError(f"Wrong password for {row.username!r}.")
+    if not row.active:
+        raise AuthError(f"Account {row.username!r} is deactivated.")
+    return _info(row)
+
+
+def annotator_for_email(session: Session, email: str | None) -> AnnotatorInfo:
+    """The account of a user signed in through OIDC: the username equals their e-mail."""
+    if not email:
+        raise AuthError("The identity provider sent no e-mail address.")
+    row = session.exec(select(m.Annotator).where(
+        func.lower(m.Annotator.username) == email.strip().lower())).scalars().first()
+    if row is None or not row.active:
+        raise AuthError(f"No active account for {email!r}. Ask your lead to create one with "
+                        f"that e-mail address as its username.")
+    return _info(row)
+
+
+def get_annotator(session: Session, annotator_id: int, *, active_only: bool = False
+                  ) -> AnnotatorInfo:
+    row = session.get(m.Annotator, annotator_id)
+    if row is None:
+        raise AuthError(f"account #{annotator_id} no longer exists")
+    if active_only and not row.active:
+        raise AuthError(f"Account {row.username!r} is deactivated.")
+    return _info(row)
+
+
+def update_annotator(session: Session, annotator_id: int, *, languages: Iterable[str] | None = None,
+                     role: str | None = None, active: bool | None = None,
+                     password: str | None = None) -> AnnotatorInfo:
+    """Change an account's languages, role, active flag or password (None: leave as is).
+    Labels are never touched; items in a dropped language just leave the queue."""
+    row = session.get(m.Annotator, annotator_id)
+    if row is None:
+        raise AuthError(f"account #{annotator_id} no longer exists")
+    if languages is not None:
+        langs = _check_languages(languages)
+        if not langs and (role or row.role) == "annotator":
+            raise AnnotateError(f"annotator {row.username!r} needs at least one language")
+        row.languages = list(langs)
+    if role is not None:
+        if role not in ROLES:
+            raise AnnotateError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+        row.role = role
+    if active is not None:
+        row.active = bool(active)
+    if password:
+        row.password_hash = hash_password(password)
+    session.add(row)
+    session.flush()
+    return _info(row)
+
+
+def list_annotators(session: Session) -> list[AnnotatorInfo]:
+    rows = session.exec(select(m.Annotator).order_by(m.Annotator.username)).scalars().all()
+    return [_info(r) for r in rows]
+
+
+def set_interface_language(session: Session, annotator_id: int, lang: str) -> None:
+    if lang not in LANGUAGES:
+        raise AnnotateError(f"unknown interface language {lang!r}")
+    row = session.get(m.Annotator, annotator_id)
+    if row is None:
+        raise AuthError(f"account #{annotator_id} no longer exists")
+    row.interface_language = lang
+    session.add(row)

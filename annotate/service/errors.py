@@ -1,0 +1,21 @@
+"""The errors of the labelling service: each is shown to its user as one clear sentence."""
+
+
+class AnnotateError(Exception):
+    """A problem the app shows to its user as one clear sentence; nothing was changed."""
+
+
+class AuthError(AnnotateError):
+    pass
+
+
+class ItemGoneError(AnnotateError):
+    pass
+
+
+class NotAssignedError(AnnotateError):
+    pass
+
+
+class LabelError(AnnotateError):
+    pass
