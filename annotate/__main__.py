@@ -37,8 +37,9 @@ def add_user(url: str, username: str, role: str, languages: str) -> int:
     password = os.environ.get("NLCE_NEW_PASSWORD") or getpass.getpass(f"password for {username}: ")
     try:
         with session_scope(url) as session:
-            user = service.create_annotator(
-                session, username=username, password=password or None, role=role,
+            user = service.create_annotator(  # the bootstrap path: direct database access
+                session, acting=service.OPERATOR, username=username, password=password or None,
+                role=role,
                 languages=[lang for lang in languages.split(",") if lang.strip()])
     except service.AnnotateError as error:
         print(f"not created: {error}", file=sys.stderr)

@@ -38,8 +38,14 @@ def db_url() -> str:
 
 @contextmanager
 def db() -> Iterator:
-    with session_scope(db_url()) as session:
-        yield session
+    """A database session for one step of a page. A lead action the service refuses (the
+    account lost its role since the page was opened) ends the page with the refusal."""
+    try:
+        with session_scope(db_url()) as session:
+            yield session
+    except service.NotAllowedError as refused:
+        st.error(str(refused))
+        st.stop()
 
 
 def inject_css() -> None:

@@ -2,7 +2,9 @@
 Streamlit pages are a thin shell around this package; every name is importable from here
 (`from annotate import service; service.save_label(...)`), whichever module holds it:
 
-- `accounts`: accounts, sign-in, the interface language;
+- `accounts`: accounts, sign-in, the interface language, and `require_role`: every lead action
+  takes the acting account (`acting=`: an account id, or `OPERATOR` for commands run with
+  direct database access) and refuses anyone else with NotAllowedError;
 - `queue`: an annotator's queue, progress and moving between items;
 - `labelling`: one item as its annotator sees it (blind: only the caller's own label) and
   saving labels through `db.annotations` (history, optimistic concurrency), skip and flag;
@@ -11,14 +13,14 @@ Streamlit pages are a thin shell around this package; every name is importable f
   which label counts per item, inter-annotator agreement;
 - `tables`: the study's Tables 1 and 2.
 """
-from annotate.service.accounts import (LEAD_ROLES, ROLES, AnnotatorInfo, annotator_for_email,
-                                       authenticate, create_annotator, get_annotator,
-                                       list_annotators, set_interface_language,
-                                       update_annotator)
+from annotate.service.accounts import (LEAD_ROLES, OPERATOR, ROLES, AnnotatorInfo, Operator,
+                                       all_annotators, annotator_for_email, authenticate,
+                                       create_annotator, get_annotator, list_annotators,
+                                       require_role, set_interface_language, update_annotator)
 from annotate.service.assignment import (ItemRef, assign, plan_assignments, team_progress,
                                          unassign_open)
 from annotate.service.errors import (AnnotateError, AuthError, ItemGoneError, LabelError,
-                                     NotAssignedError)
+                                     NotAllowedError, NotAssignedError)
 from annotate.service.labelling import (MAX_SECONDS_PER_VISIT, ItemView, OwnLabel, Saved,
                                         is_stale_error, load_item, own_history, own_label,
                                         save_label, status_after_change, validate_codes,
@@ -33,11 +35,12 @@ from annotate.service.tables import accuracy_table, error_table, rows_to_csv
 from db.annotations import StaleAnnotationError
 
 __all__ = [
-    "LEAD_ROLES", "ROLES", "AnnotatorInfo", "annotator_for_email", "authenticate",
-    "create_annotator", "get_annotator", "list_annotators", "set_interface_language",
-    "update_annotator",
+    "LEAD_ROLES", "OPERATOR", "ROLES", "AnnotatorInfo", "Operator", "all_annotators",
+    "annotator_for_email", "authenticate", "create_annotator", "get_annotator", "list_annotators",
+    "require_role", "set_interface_language", "update_annotator",
     "ItemRef", "assign", "plan_assignments", "team_progress", "unassign_open",
-    "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAssignedError",
+    "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAllowedError",
+    "NotAssignedError",
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",
     "own_history", "own_label", "save_label", "status_after_change", "validate_codes",
     "visit_seconds",

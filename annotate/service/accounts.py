@@ -1,5 +1,5 @@
 """Accounts: creating and changing them, sign-in (password or OIDC e-mail), the interface
-language."""
+language, and the role check every lead action makes (`require_role`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,12 +9,24 @@ from sqlalchemy import func, select
 from sqlmodel import Session
 
 from annotate.auth import DUMMY_HASH, hash_password, verify_password
-from annotate.service.errors import AnnotateError, AuthError
+from annotate.service.errors import AnnotateError, AuthError, NotAllowedError
 from db import models as m
 from taxonomy import LANGUAGES
 
 ROLES = m.ANNOTATOR_ROLES
 LEAD_ROLES = ("lead",)
+
+
+class Operator:
+    """The acting party of a command run with direct access to the database (`python -m
+    annotate --add-user`, test and benchmark set-up): it could write the tables itself, so it may
+    do what a lead does. The app never acts as the operator; it passes the signed-in account."""
+
+    def __repr__(self) -> str:
+        return "OPERATOR"
+
+
+OPERATOR = Operator()
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,28 @@ def _info(row: m.Annotator) -> AnnotatorInfo:
                          tuple(row.languages or ()), row.interface_language or "en", row.role)
 
 
+def require_role(session: Session, acting: int | Operator, action: str,
+                 roles: Iterable[str] = LEAD_ROLES) -> AnnotatorInfo | None:
+    """Refuse (NotAllowedError) unless `acting` (an account id, or OPERATOR) is an active account
+    with one of `roles`. The account is read now, so a role change or deactivation applies at
+    once. Returns the acting account (None for the operator)."""
+    if isinstance(acting, Operator):
+        return None
+    roles = tuple(roles)
+    row = session.get(m.Annotator, acting) if isinstance(acting, int) else None
+    if row is None:
+        raise NotAllowedError(f"Not allowed to {action}: the acting account #{acting} does not "
+                              f"exist.")
+    if not row.active:
+        raise NotAllowedError(f"Not allowed to {action}: account {row.username!r} is "
+                              f"deactivated.")
+    if row.role not in roles:
+        raise NotAllowedError(f"Not allowed to {action}: only a {' or '.join(roles)} may, and "
+                              f"{row.username!r} is {'an' if row.role[0] in 'aeiou' else 'a'} "
+                              f"{row.role}.")
+    return _info(row)
+
+
 def _check_languages(languages: Iterable[str]) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(str(lang).strip().lower() for lang in languages if str(lang).strip()))
     unknown = [lang for lang in out if lang not in LANGUAGES]
@@ -45,10 +79,12 @@ def _check_languages(languages: Iterable[str]) -> tuple[str, ...]:
     return out
 
 
-def create_annotator(session: Session, *, username: str, password: str | None,
-                     languages: Iterable[str], role: str = "annotator", display_name: str = "",
-                     interface_language: str = "en") -> AnnotatorInfo:
-    """A new account; the password is stored as a scrypt hash only (None: sign-in by OIDC only)."""
+def create_annotator(session: Session, *, acting: int | Operator, username: str,
+                     password: str | None, languages: Iterable[str], role: str = "annotator",
+                     display_name: str = "", interface_language: str = "en") -> AnnotatorInfo:
+    """A new account (a lead action); the password is stored as a scrypt hash only (None:
+    sign-in by OIDC only)."""
+    require_role(session, acting, "create accounts")
     username = (username or "").strip()
     if not username:
         raise AnnotateError("a username is required")
@@ -110,11 +146,12 @@ def get_annotator(session: Session, annotator_id: int, *, active_only: bool = Fa
     return _info(row)
 
 
-def update_annotator(session: Session, annotator_id: int, *, languages: Iterable[str] | None = None,
-                     role: str | None = None, active: bool | None = None,
-                     password: str | None = None) -> AnnotatorInfo:
-    """Change an account's languages, role, active flag or password (None: leave as is).
-    Labels are never touched; items in a dropped language just leave the queue."""
+def update_annotator(session: Session, annotator_id: int, *, acting: int | Operator,
+                     languages: Iterable[str] | None = None, role: str | None = None,
+                     active: bool | None = None, password: str | None = None) -> AnnotatorInfo:
+    """Change an account's languages, role, active flag or password (None: leave as is; a lead
+    action). Labels are never touched; items in a dropped language just leave the queue."""
+    require_role(session, acting, "change accounts")
     row = session.get(m.Annotator, annotator_id)
     if row is None:
         raise AuthError(f"account #{annotator_id} no longer exists")
@@ -136,7 +173,14 @@ def update_annotator(session: Session, annotator_id: int, *, languages: Iterable
     return _info(row)
 
 
-def list_annotators(session: Session) -> list[AnnotatorInfo]:
+def list_annotators(session: Session, *, acting: int | Operator) -> list[AnnotatorInfo]:
+    """Every account with its role and languages (a lead action)."""
+    require_role(session, acting, "list accounts")
+    return all_annotators(session)
+
+
+def all_annotators(session: Session) -> list[AnnotatorInfo]:
+    """Every account, for callers that have checked the role already."""
     rows = session.exec(select(m.Annotator).order_by(m.Annotator.username)).scalars().all()
     return [_info(r) for r in rows]
 

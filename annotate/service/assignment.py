@@ -10,7 +10,7 @@ from typing import Sequence
 from sqlalchemy import and_, delete, func, select
 from sqlmodel import Session
 
-from annotate.service.accounts import _check_languages, list_annotators
+from annotate.service.accounts import Operator, _check_languages, all_annotators, require_role
 from annotate.service.errors import AnnotateError
 from annotate.service.queue import Progress
 from db import models as m
@@ -72,14 +72,16 @@ def plan_assignments(items: Sequence[ItemRef], annotators: Sequence[tuple[int, S
     return plan
 
 
-def assign(session: Session, *, annotator_ids: Sequence[int] | None = None,
+def assign(session: Session, *, acting: int | Operator, annotator_ids: Sequence[int] | None = None,
            languages: Sequence[str] | None = None, models: Sequence[str] | None = None,
            per_item: int = 1, strategy: str = "random", seed: int = 0,
            limit: int | None = None) -> int:
     """Add assignments for the chosen items (by language and model) to the chosen annotators;
-    existing assignments are kept and count towards `per_item`. Returns how many were added."""
+    existing assignments are kept and count towards `per_item`. Returns how many were added.
+    A lead action."""
+    require_role(session, acting, "assign items")
     # Default: every annotator and expert; a lead labels only when chosen explicitly.
-    people = [a for a in list_annotators(session) if a.languages and (
+    people = [a for a in all_annotators(session) if a.languages and (
         a.id in annotator_ids if annotator_ids is not None else not a.is_lead)]
     if not people:
         raise AnnotateError("no annotators to assign to (accounts need at least one language)")
@@ -113,17 +115,20 @@ def assign(session: Session, *, annotator_ids: Sequence[int] | None = None,
     return len(plan)
 
 
-def unassign_open(session: Session, annotator_id: int) -> int:
-    """Take back an annotator's items they have not touched (their labels stay)."""
+def unassign_open(session: Session, annotator_id: int, *, acting: int | Operator) -> int:
+    """Take back an annotator's items they have not touched (their labels stay; a lead action)."""
+    require_role(session, acting, "take back assignments")
     touched = select(m.Annotation.generation_id).where(m.Annotation.annotator_id == annotator_id)
     result = session.exec(delete(m.Assignment).where(
         m.Assignment.annotator_id == annotator_id, m.Assignment.generation_id.not_in(touched)))
     return int(result.rowcount or 0)
 
 
-def team_progress(session: Session) -> list[dict]:
+def team_progress(session: Session, *, acting: int | Operator) -> list[dict]:
     """One row per annotator and language: assigned, done, draft, skipped, flagged, remaining,
-    and the median seconds per finished item. One aggregate query, whatever the queue sizes."""
+    and the median seconds per finished item. One aggregate query, whatever the queue sizes.
+    A lead action."""
+    require_role(session, acting, "see the team's progress")
     stmt = (select(m.Annotator.username, m.Annotator.role, m.SourceFile.natural_language,
                    m.Annotation.status, func.count())
             .select_from(m.Assignment)

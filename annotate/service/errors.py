@@ -19,3 +19,7 @@ class NotAssignedError(AnnotateError):
 
 class LabelError(AnnotateError):
     pass
+
+
+class NotAllowedError(AuthError):
+    """The acting account may not do this (a lead action by a non-lead, or a deactivated one)."""

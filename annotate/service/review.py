@@ -10,8 +10,8 @@ from typing import Iterable, Sequence
 from sqlalchemy import select
 from sqlmodel import Session
 
-from annotate.service.accounts import get_annotator
-from annotate.service.errors import AuthError, LabelError
+from annotate.service.accounts import Operator, require_role
+from annotate.service.errors import LabelError
 from annotate.service.labelling import _require_generation, validate_codes
 from db import models as m
 from db.annotations import AnnotationError, save_gold_label
@@ -29,8 +29,10 @@ class HumanLabel:
     note: str = ""
 
 
-def finished_labels(session: Session, *, language: str | None = None) -> list[HumanLabel]:
+def finished_labels(session: Session, *, acting: int | Operator, language: str | None = None
+                    ) -> list[HumanLabel]:
     """Every finished label (status done, accuracy set), for the lead's pages only."""
+    require_role(session, acting, "read everyone's labels")
     stmt = (select(m.Annotation.id, m.Annotation.generation_id, m.SourceFile.natural_language,
                    m.Generation.model, m.Annotator.username, m.Annotation.accuracy,
                    m.Annotation.note)
@@ -101,15 +103,20 @@ def find_disagreements(labels: Sequence[HumanLabel], gold: dict[int, dict] | Non
     return out
 
 
-def comment_pair(session: Session, generation_id: int) -> tuple[str, str] | None:
-    """(original comment, predicted comment) of a generation; None when it is gone."""
+def comment_pair(session: Session, generation_id: int, *, acting: int | Operator
+                 ) -> tuple[str, str] | None:
+    """(original comment, predicted comment) of a generation; None when it is gone. A lead
+    action (annotators see only the items in their queue, through load_item)."""
+    require_role(session, acting, "read any item")
     row = session.exec(select(m.Target.original_comment, m.Generation.predicted_comment)
                        .join(m.Target, m.Target.id == m.Generation.target_id)
                        .where(m.Generation.id == generation_id)).first()
     return (row[0] or "", row[1] or "") if row else None
 
 
-def gold_labels(session: Session) -> dict[int, dict]:
+def gold_labels(session: Session, *, acting: int | Operator) -> dict[int, dict]:
+    """The adjudicated label per generation id (a lead action)."""
+    require_role(session, acting, "read gold labels")
     rows = session.exec(select(m.GoldLabel, m.Annotator.username)
                         .join(m.Annotator, m.Annotator.id == m.GoldLabel.adjudicator_id)).all()
     codes: dict[int, list[str]] = defaultdict(list)
@@ -124,9 +131,7 @@ def adjudicate(session: Session, *, generation_id: int, adjudicator_id: int, acc
                codes: Iterable[str], note: str = "") -> None:
     """Store the gold label for an item (the annotators' own labels stay untouched)."""
     _require_generation(session, generation_id)
-    adjudicator = get_annotator(session, adjudicator_id)
-    if not adjudicator.is_lead and adjudicator.role != "expert":
-        raise AuthError(f"{adjudicator.username!r} may not adjudicate (role {adjudicator.role})")
+    require_role(session, adjudicator_id, "adjudicate", roles=("lead", "expert"))
     try:
         accuracy = AccuracyLabel.parse(accuracy).value
     except TaxonomyError as error:

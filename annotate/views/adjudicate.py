@@ -14,9 +14,9 @@ st.header("Adjudication")
 language = st.segmented_control("Language", ["all", *LANGUAGES], default="all",
                                 key="adj_lang")
 with ui.db() as session:
-    labels = service.finished_labels(session,
-                                     language=None if language in (None, "all") else language)
-    gold = service.gold_labels(session)
+    labels = service.finished_labels(
+        session, acting=lead.id, language=None if language in (None, "all") else language)
+    gold = service.gold_labels(session, acting=lead.id)
 show_resolved = st.toggle("Show resolved items too", value=False, key="adj_resolved")
 items = service.find_disagreements(labels, gold, include_resolved=show_resolved)
 st.caption(f"{len(items)} items with disagreement")
@@ -27,7 +27,7 @@ choice = st.selectbox("Item", items, key="adj_item", format_func=lambda d: (
     f"#{d.generation_id} · {d.language} · {d.model} · differ on {' and '.join(d.kinds)}"
     f"{' · resolved' if d.gold else ''}"))
 with ui.db() as session:
-    texts = service.comment_pair(session, choice.generation_id)
+    texts = service.comment_pair(session, choice.generation_id, acting=lead.id)
 if texts is not None:
     st.html(diff_html(*texts, original_label="Original comment",
                       predicted_label="Predicted comment"))

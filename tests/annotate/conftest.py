@@ -18,13 +18,15 @@ def _seed(url: str) -> None:
         add_synthetic_corpus(session, targets_per_language=3, languages=("nl", "zh"),
                              models=("model-a", "model-b"))
         anna = service.create_annotator(session, username="anna", password=PASSWORD,
-                                        languages=["nl", "zh"])
+                                        languages=["nl", "zh"], acting=service.OPERATOR)
         bas = service.create_annotator(session, username="bas", password=PASSWORD,
-                                       languages=["nl"])
+                                       languages=["nl"], acting=service.OPERATOR)
         service.create_annotator(session, username="lead", password=PASSWORD,
-                                 languages=["nl", "zh"], role="lead")
-        service.assign(session, annotator_ids=[anna.id], per_item=1, strategy="stratified")
-        service.assign(session, annotator_ids=[bas.id], languages=["nl"], per_item=2)
+                                 languages=["nl", "zh"], role="lead", acting=service.OPERATOR)
+        service.assign(session, annotator_ids=[anna.id], per_item=1, strategy="stratified",
+                       acting=service.OPERATOR)
+        service.assign(session, annotator_ids=[bas.id], languages=["nl"], per_item=2,
+                       acting=service.OPERATOR)
         session.commit()
 
 
@@ -58,4 +60,4 @@ def ids(app_db):
     from db import get_engine
 
     with Session(get_engine(app_db)) as session:
-        return {a.username: a.id for a in service.list_annotators(session)}
+        return {a.username: a.id for a in service.list_annotators(session, acting=service.OPERATOR)}

@@ -243,7 +243,7 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
     at.button[0].click().run()
     assert "Gold label stored" in texts(at)
     with Session(get_engine(app_db)) as session:
-        gold = service.gold_labels(session)
+        gold = service.gold_labels(session, acting=service.OPERATOR)
     assert gold[queue[0].generation_id]["accuracy"] == "incorrect"
     at.switch_page("views/summary.py").run()
     assert not at.exception, at.exception
@@ -259,8 +259,9 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
 def test_oidc_sign_in_maps_the_email_to_an_account(app_db):
     with Session(get_engine(app_db)) as session:
         eva = service.create_annotator(session, username="eva@example.org", password=None,
-                                       languages=["nl"])
-        service.assign(session, annotator_ids=[eva.id], languages=["nl"], per_item=3)
+                                       languages=["nl"], acting=service.OPERATOR)
+        service.assign(session, annotator_ids=[eva.id], languages=["nl"], per_item=3,
+                       acting=service.OPERATOR)
         session.commit()
     at = _app()
     at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback",
@@ -313,7 +314,7 @@ def test_sign_out_returns_to_the_sign_in_form(app_db):
 def test_deactivated_account_is_signed_out_within_the_recheck_interval(app_db, ids):
     at = signed_in("bas")
     with Session(get_engine(app_db)) as session:
-        service.update_annotator(session, ids["bas"], active=False)
+        service.update_annotator(session, ids["bas"], active=False, acting=service.OPERATOR)
         session.commit()
     at.session_state["nlce_user_checked"] = 0.0  # as if the 30 s interval had passed
     at.button(key="lbl_next").click().run()
