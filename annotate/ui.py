@@ -3,6 +3,7 @@ cookie or OIDC), the lead check, the flash message and the page CSS."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -44,12 +45,23 @@ def db() -> Iterator:
         with session_scope(db_url()) as session:
             yield session
     except service.NotAllowedError as refused:
-        st.error(str(refused))
+        st.error(plain(refused))
         st.stop()
 
 
 def inject_css() -> None:
     st.html(PAGE_CSS + f"<style>{code_css()}</style>")
+
+
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&=\"'])")
+
+
+def plain(text: object) -> str:
+    """`text` escaped for Streamlit's Markdown (st.markdown, st.caption, st.error, ...), so user
+    text (notes, names, messages quoting them) shows as typed: no image that makes the reader's
+    browser fetch a host, no link, no formatting. Where a whole element is user text, prefer
+    `st.text`, which parses nothing."""
+    return _MARKDOWN_SYNTAX.sub(r"\\\1", str(text))
 
 
 def flash(kind: str, message: str) -> None:
@@ -61,7 +73,7 @@ def show_flash() -> None:
     kind, message = st.session_state.pop(FLASH_KEY, (None, None))
     if message:
         {"error": st.error, "warning": st.warning, "success": st.success}.get(kind, st.info)(
-            message)
+            plain(message))
 
 
 def oidc_configured() -> bool:

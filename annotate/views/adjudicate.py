@@ -34,10 +34,10 @@ if texts is not None:
 cols = st.columns(len(choice.labels))
 for col, label in zip(cols, choice.labels):
     with col.container(border=True):
-        st.markdown(f"**{label.annotator}**: {label.accuracy}")
+        st.markdown(f"**{ui.plain(label.annotator)}**: {label.accuracy}")
         st.markdown(" ".join(f"`{c}`" for c in label.codes) or "_no codes_")
         if label.note:
-            st.caption(label.note)
+            st.text(label.note)  # user text: shown as typed, never as Markdown
 taxonomy = default_taxonomy()
 codes = [c.id for c in taxonomy.labelable()]
 start = choice.gold or {}
@@ -55,7 +55,7 @@ with st.form(f"gold_{choice.generation_id}"):
                                    adjudicator_id=lead.id, accuracy=accuracy or "",
                                    codes=gold_codes, note=note)
         except service.AnnotateError as error:
-            st.error(str(error))
+            st.error(ui.plain(error))
         else:
             ui.flash("success", f"Gold label stored for #{choice.generation_id}.")
             st.rerun()

@@ -36,7 +36,7 @@ if submitted:
                 models=chosen_models or None, per_item=int(per_item),
                 strategy=strategy or "stratified", seed=int(seed), limit=int(limit) or None)
     except service.AnnotateError as error:
-        st.error(str(error))
+        st.error(ui.plain(error))
     else:
         st.success(f"Added {added} assignments.")
 
@@ -46,4 +46,5 @@ with st.form("unassign"):
     if st.form_submit_button("Take back every item they have not started"):
         with ui.db() as session:
             taken = service.unassign_open(session, who.id, acting=lead.id)
-        st.success(f"Took back {taken} items from {who.username} (their labels stay).")
+        st.success(f"Took back {taken} items from {ui.plain(who.username)} (their labels "
+                   f"stay).")

@@ -28,9 +28,9 @@ with st.form("new_annotator", clear_on_submit=True):
                     role=role, display_name=display, interface_language=interface,
                     acting=lead.id)
         except service.AnnotateError as error:
-            st.error(str(error))
+            st.error(ui.plain(error))
         else:
-            st.success(f"Created {created.username} ({created.role}; "
+            st.success(f"Created {ui.plain(created.username)} ({created.role}; "
                        f"{', '.join(created.languages) or 'no languages'}).")
 
 with ui.db() as session:
@@ -63,7 +63,7 @@ if people:
                         role=None if new_role == "(keep)" else new_role,
                         active=False if deactivate else None, password=new_password or None)
             except service.AnnotateError as error:
-                st.error(str(error))
+                st.error(ui.plain(error))
             else:
-                st.success(f"Saved {changed.username}: {changed.role}, "
+                st.success(f"Saved {ui.plain(changed.username)}: {changed.role}, "
                            f"{', '.join(changed.languages) or 'no languages'}.")

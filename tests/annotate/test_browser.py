@@ -126,3 +126,70 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
             assert _label(app_db, "bas").accuracy == "partial"
         finally:
             browser.close()
+
+
+@pytest.fixture
+def beacon():
+    """A local HTTP server that records every request: the host a note's image or link names."""
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the http.server API)
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_adjudicate_shows_notes_as_plain_text_no_image_no_link(server, app_db, beacon):
+    """A note with Markdown (an image that would make the lead's browser fetch a host, a link, an
+    autolink, raw HTML) shows as typed on the lead's Adjudicate page: no <img>, no <a>, and the
+    host never hears from the lead's browser."""
+    from playwright.sync_api import expect, sync_playwright
+
+    host, hits = beacon
+    note = (f"![beacon]({host}/beacon.png) [click here]({host}/phish) {host}/autolink "
+            f"<img src=\"{host}/raw.png\"> **bold**")
+    with Session(get_engine(app_db)) as session:
+        people = {a.username: a.id for a in service.list_annotators(session,
+                                                                    acting=service.OPERATOR)}
+        gid = service.queue_for(session, people["bas"])[0].generation_id
+        for who, accuracy, text in (("anna", "correct", ""), ("bas", "incorrect", note)):
+            service.save_label(session, generation_id=gid, annotator_id=people[who],
+                               accuracy=accuracy, codes=[], note=text, seconds_spent=1.0,
+                               status="done", expected_revision=None)
+        session.commit()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(server)
+            page.get_by_role("textbox", name="Username").fill("lead")
+            page.get_by_role("textbox", name="Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            expect(page.get_by_text("Sign out")).to_be_attached(timeout=30000)
+            page.goto(f"{server}/adjudicate")
+            expect(page.get_by_text("1 items with disagreement")).to_be_visible(timeout=30000)
+            expect(page.get_by_text(f"![beacon]({host}/beacon.png)", exact=False)).to_be_visible(
+                timeout=10000)
+            time.sleep(1.0)  # give any image or prefetch time to reach the beacon
+            assert page.locator(f'img[src*="{host}"]').count() == 0
+            assert page.locator(f'a[href*="{host}"]').count() == 0
+            assert page.locator("strong", has_text="bold").count() == 0
+            assert hits == []
+        finally:
+            browser.close()
