@@ -1,20 +1,21 @@
-"""Accounts: creating and changing them, sign-in (password or OIDC e-mail), the interface
-language, and the role check every lead action makes (`require_role`)."""
+"""Accounts: creating and changing them (with the password policy), the interface language, and
+the role check every lead action makes (`require_role`). Signing in is `signin`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlmodel import Session
 
-from annotate.auth import DUMMY_HASH, hash_password, verify_password
+from annotate.auth import hash_password
 from annotate.service.errors import AnnotateError, AuthError, NotAllowedError
 from db import models as m
 from taxonomy import LANGUAGES
 
 ROLES = m.ANNOTATOR_ROLES
 LEAD_ROLES = ("lead",)
+MIN_PASSWORD_LENGTH = 10  # the demo accounts' "demo" is written by db.demo, as demo data only
 
 
 class Operator:
@@ -70,6 +71,25 @@ def require_role(session: Session, acting: int | Operator, action: str,
     return _info(row)
 
 
+def check_password(password: str) -> str:
+    """The password if it meets the policy (at least MIN_PASSWORD_LENGTH characters, not only
+    spaces), else AnnotateError saying what is missing."""
+    if len(password.strip()) < MIN_PASSWORD_LENGTH:
+        raise AnnotateError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters "
+                            f"(this one has {len(password.strip())})")
+    return password
+
+
+def revoke_sessions(session: Session, annotator_id: int) -> int:
+    """End every signed-in session of an account (deactivation, a new password). Returns how
+    many were still open."""
+    result = session.exec(update(m.AnnotatorSession)
+                          .where(m.AnnotatorSession.annotator_id == annotator_id,
+                                 m.AnnotatorSession.revoked_at.is_(None))
+                          .values(revoked_at=m.utcnow()))
+    return int(result.rowcount or 0)
+
+
 def _check_languages(languages: Iterable[str]) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(str(lang).strip().lower() for lang in languages if str(lang).strip()))
     unknown = [lang for lang in out if lang not in LANGUAGES]
@@ -99,40 +119,13 @@ def create_annotator(session: Session, *, acting: int | Operator, username: str,
         raise AnnotateError(f"annotator {username!r} needs at least one language")
     if interface_language not in LANGUAGES:
         raise AnnotateError(f"unknown interface language {interface_language!r}")
+    if password is not None:
+        check_password(password)
     row = m.Annotator(username=username, display_name=display_name or username,
                       languages=list(langs), role=role, interface_language=interface_language,
                       password_hash=hash_password(password) if password else None)
     session.add(row)
     session.flush()
-    return _info(row)
-
-
-def authenticate(session: Session, username: str, password: str) -> AnnotatorInfo:
-    """The account for these credentials, else AuthError saying what was wrong."""
-    username = (username or "").strip()
-    row = session.exec(select(m.Annotator).where(
-        func.lower(m.Annotator.username) == username.lower())).scalars().first()
-    if row is None:
-        verify_password(password or "", DUMMY_HASH)  # same work as a real check
-        raise AuthError(f"No account named {username!r}. Ask your lead to create one.")
-    if not row.password_hash:
-        raise AuthError(f"Account {row.username!r} signs in through single sign-on only.")
-    if not verify_password(password or "", row.password_hash):
-        raise AuthError(f"Wrong password for {row.username!r}.")
-    if not row.active:
-        raise AuthError(f"Account {row.username!r} is deactivated.")
-    return _info(row)
-
-
-def annotator_for_email(session: Session, email: str | None) -> AnnotatorInfo:
-    """The account of a user signed in through OIDC: the username equals their e-mail."""
-    if not email:
-        raise AuthError("The identity provider sent no e-mail address.")
-    row = session.exec(select(m.Annotator).where(
-        func.lower(m.Annotator.username) == email.strip().lower())).scalars().first()
-    if row is None or not row.active:
-        raise AuthError(f"No active account for {email!r}. Ask your lead to create one with "
-                        f"that e-mail address as its username.")
     return _info(row)
 
 
@@ -150,11 +143,14 @@ def update_annotator(session: Session, annotator_id: int, *, acting: int | Opera
                      languages: Iterable[str] | None = None, role: str | None = None,
                      active: bool | None = None, password: str | None = None) -> AnnotatorInfo:
     """Change an account's languages, role, active flag or password (None: leave as is; a lead
-    action). Labels are never touched; items in a dropped language just leave the queue."""
+    action). Labels are never touched; items in a dropped language just leave the queue. A new
+    password or a deactivation ends the account's signed-in sessions."""
     require_role(session, acting, "change accounts")
     row = session.get(m.Annotator, annotator_id)
     if row is None:
         raise AuthError(f"account #{annotator_id} no longer exists")
+    if password:
+        check_password(password)
     if languages is not None:
         langs = _check_languages(languages)
         if not langs and (role or row.role) == "annotator":
@@ -164,10 +160,13 @@ def update_annotator(session: Session, annotator_id: int, *, acting: int | Opera
         if role not in ROLES:
             raise AnnotateError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
         row.role = role
+    if password:
+        row.password_hash = hash_password(check_password(password))
+        revoke_sessions(session, row.id)  # a copied cookie must not outlive a password change
     if active is not None:
         row.active = bool(active)
-    if password:
-        row.password_hash = hash_password(password)
+        if not row.active:
+            revoke_sessions(session, row.id)
     session.add(row)
     session.flush()
     return _info(row)
