@@ -151,6 +151,13 @@ def update_annotator(session: Session, annotator_id: int, *, acting: int | Opera
         raise AuthError(f"account #{annotator_id} no longer exists")
     if password:
         check_password(password)
+    stops_leading = row.role in LEAD_ROLES and row.active and (
+        (role is not None and role not in LEAD_ROLES) or active is False)
+    if stops_leading and not session.exec(select(m.Annotator.id).where(
+            m.Annotator.role.in_(LEAD_ROLES), m.Annotator.active.is_(True),
+            m.Annotator.id != row.id)).first():
+        raise AnnotateError(f"{row.username!r} is the only active lead; make another account "
+                            f"lead first, or nobody could manage the team")
     if languages is not None:
         langs = _check_languages(languages)
         if not langs and (role or row.role) == "annotator":

@@ -66,6 +66,7 @@ def test_an_annotator_is_refused_every_lead_action(session, ids, action):
 
 @pytest.mark.parametrize("action", sorted(LEAD_ACTIONS))
 def test_a_deactivated_lead_is_refused_every_lead_action(session, ids, action):
+    service.update_annotator(session, ids["anna"], acting=service.OPERATOR, role="lead")
     service.update_annotator(session, ids["lead"], acting=service.OPERATOR, active=False)
     session.commit()
     with pytest.raises(service.NotAllowedError, match="'lead' is deactivated"):
@@ -96,3 +97,12 @@ def test_a_role_change_applies_to_the_next_action_at_once(session, ids):
     service.update_annotator(session, ids["anna"], acting=ids["lead"], role="annotator")
     with pytest.raises(service.NotAllowedError):
         service.team_progress(session, acting=ids["anna"])
+
+
+def test_the_last_active_lead_cannot_demote_or_deactivate_itself(session, ids):
+    for change in ({"role": "annotator"}, {"active": False}):
+        with pytest.raises(service.AnnotateError, match="'lead' is the only active lead"):
+            service.update_annotator(session, ids["lead"], acting=ids["lead"], **change)
+    service.update_annotator(session, ids["anna"], acting=ids["lead"], role="lead")
+    assert service.update_annotator(session, ids["lead"], acting=ids["lead"],
+                                    role="annotator").role == "annotator"
