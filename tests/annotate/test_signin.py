@@ -119,3 +119,19 @@ def test_sessions_expire(session, ids):
     assert service.session_account(session, token, now=now + timedelta(hours=11)) is not None
     assert service.session_account(session, token,
                                    now=now + service.SESSION_LIFETIME + timedelta(1)) is None
+
+
+@pytest.mark.postgres
+def test_lockout_and_sessions_on_sqlite_and_postgresql(app_any_db):
+    with Session(get_engine(app_any_db)) as session:
+        people = {a.username: a.id for a in service.list_annotators(session,
+                                                                    acting=service.OPERATOR)}
+        for _ in range(service.MAX_FAILURES):
+            _failure(session, "bas", "guess")
+        assert _failure(session, "bas", PASSWORD) == service.SIGN_IN_FAILED
+        token = service.start_session(session, people["anna"])
+        session.commit()
+        assert service.session_account(session, token).username == "anna"
+        service.update_annotator(session, people["anna"], acting=people["lead"], active=False)
+        session.commit()
+        assert service.session_account(session, token) is None
