@@ -1,15 +1,14 @@
 """`python -m annotate [--db URL] [--port 8501] [--demo]`: start the labelling app.
 
-Runs `streamlit run annotate/app.py` with the database URL in $NLCE_DATABASE_URL and a fresh
-session-cookie secret. With --demo an empty database first gets the demo dataset (users anna,
-bas and lead, password "demo")."""
+Becomes `streamlit run annotate/app.py` (exec: one process, so stopping it stops the server)
+with the database URL in $NLCE_DATABASE_URL. Sign-in sessions live in the database, so a
+restart keeps people signed in. With --demo an empty database first gets the demo dataset
+(users anna, bas and lead, password "demo": demo data only, below the password policy)."""
 from __future__ import annotations
 
 import argparse
 import getpass
 import os
-import secrets
-import subprocess
 import sys
 from pathlib import Path
 
@@ -37,8 +36,9 @@ def add_user(url: str, username: str, role: str, languages: str) -> int:
     password = os.environ.get("NLCE_NEW_PASSWORD") or getpass.getpass(f"password for {username}: ")
     try:
         with session_scope(url) as session:
-            user = service.create_annotator(
-                session, username=username, password=password or None, role=role,
+            user = service.create_annotator(  # the bootstrap path: direct database access
+                session, acting=service.OPERATOR, username=username, password=password or None,
+                role=role,
                 languages=[lang for lang in languages.split(",") if lang.strip()])
     except service.AnnotateError as error:
         print(f"not created: {error}", file=sys.stderr)
@@ -80,13 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         print("demo data written (users anna, bas, lead; password 'demo')")
     env = dict(os.environ)
     env[DATABASE_URL_ENV] = url
-    env.setdefault("NLCE_SESSION_SECRET", secrets.token_urlsafe(32))
     shown = make_url(url).render_as_string(hide_password=True)  # never print a DB password
     print(f"labelling app on http://{args.address}:{args.port} (database {shown})", flush=True)
-    try:
-        return subprocess.call(streamlit_command(args.port, args.address), env=env)
-    except KeyboardInterrupt:
-        return 0
+    # Become the Streamlit server (same process id): TERM, Ctrl-C and a service manager reach
+    # it directly, and no child is left holding the port when this command is stopped.
+    command = streamlit_command(args.port, args.address)
+    os.execve(command[0], command, env)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ def sign_in_page() -> None:
     st.caption("Label LLM-generated code comments in your native language.")
     error = st.session_state.pop("nlce_sign_in_error", None)
     if error:
-        st.error(error)
+        st.error(ui.plain(error))
     with st.form("sign_in", clear_on_submit=False, width=420):
         username = st.text_input("Username", key="sign_in_user")
         password = st.text_input("Password", type="password", key="sign_in_password")
@@ -28,7 +28,7 @@ def sign_in_page() -> None:
             with ui.db() as session:
                 user = service.authenticate(session, username, password)
         except service.AuthError as failure:
-            st.error(str(failure))
+            st.error(ui.plain(failure))
         else:
             ui.sign_in(user)
             st.rerun()
@@ -42,7 +42,8 @@ def sidebar(user: service.AnnotatorInfo) -> None:
     from taxonomy import LANGUAGES
 
     with st.sidebar:
-        st.markdown(f"**{user.display_name}** · {user.role} · {', '.join(user.languages) or '-'}")
+        st.markdown(f"**{ui.plain(user.display_name)}** · {user.role} · "
+                    f"{', '.join(user.languages) or '-'}")
         current = ui.interface_language()
         choice = st.selectbox("Interface language (taxonomy texts)", LANGUAGES,
                               index=LANGUAGES.index(current) if current in LANGUAGES else 0,

@@ -1,8 +1,10 @@
 """What every page of the app shares: the database URL, the signed-in user (password, session
-cookie or OIDC), the lead check, the flash message and the page CSS."""
+cookie or OIDC; the cookie holds a server-side session's token), the lead check, the flash
+message, user text shown as typed, and the page CSS."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -11,10 +13,12 @@ import streamlit as st
 
 from annotate import service
 from annotate.render import code_css
-from annotate.session_token import COOKIE_NAME, LIFETIME_S, make_token, read_token
 from db import resolve_url, session_scope
 
 USER_KEY = "nlce_user"
+TOKEN_KEY = "nlce_session_token"  # this tab's server-side session (see service.signin)
+CHECKED_KEY = "nlce_user_checked"
+COOKIE_NAME = "nlce_session"
 RECHECK_S = 30.0
 FLASH_KEY = "nlce_flash"
 
@@ -38,12 +42,29 @@ def db_url() -> str:
 
 @contextmanager
 def db() -> Iterator:
-    with session_scope(db_url()) as session:
-        yield session
+    """A database session for one step of a page. A lead action the service refuses (the
+    account lost its role since the page was opened) ends the page with the refusal."""
+    try:
+        with session_scope(db_url()) as session:
+            yield session
+    except service.NotAllowedError as refused:
+        st.error(plain(refused))
+        st.stop()
 
 
 def inject_css() -> None:
     st.html(PAGE_CSS + f"<style>{code_css()}</style>")
+
+
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&=\"'])")
+
+
+def plain(text: object) -> str:
+    """`text` escaped for Streamlit's Markdown (st.markdown, st.caption, st.error, ...), so user
+    text (notes, names, messages quoting them) shows as typed: no image that makes the reader's
+    browser fetch a host, no link, no formatting. Where a whole element is user text, prefer
+    `st.text`, which parses nothing."""
+    return _MARKDOWN_SYNTAX.sub(r"\\\1", str(text))
 
 
 def flash(kind: str, message: str) -> None:
@@ -55,7 +76,7 @@ def show_flash() -> None:
     kind, message = st.session_state.pop(FLASH_KEY, (None, None))
     if message:
         {"error": st.error, "warning": st.warning, "success": st.success}.get(kind, st.info)(
-            message)
+            plain(message))
 
 
 def oidc_configured() -> bool:
@@ -76,39 +97,54 @@ def _set_cookie(value: str, max_age: int) -> None:
 
 
 def sign_in(user: service.AnnotatorInfo) -> None:
+    """Start a server-side session for `user`; its token goes into the cookie."""
+    with db() as session:
+        token = service.start_session(session, user.id)
     st.session_state[USER_KEY] = user
-    st.session_state["nlce_signed_out"] = False
-    st.session_state["nlce_set_cookie"] = make_token(user.id)
+    st.session_state[TOKEN_KEY] = token
+    st.session_state[CHECKED_KEY] = time.time()
+    st.session_state["nlce_set_cookie"] = token
+
+
+def _forget() -> None:
+    """Clear this browser tab's state and its cookie (the server-side session is not touched)."""
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+    st.session_state["nlce_set_cookie"] = ""
 
 
 def sign_out() -> None:
-    for key in list(st.session_state.keys()):
-        del st.session_state[key]
-    st.session_state["nlce_signed_out"] = True  # the old cookie still comes with this session
-    st.session_state["nlce_set_cookie"] = ""
+    """Revoke the session on the server (a copied cookie signs nobody in any more), then forget
+    it here. The cookie this page was loaded with is revoked too: it still comes with every
+    rerun of this tab."""
+    tokens = {st.session_state.get(TOKEN_KEY), _cookie()} - {None, ""}
+    if tokens:
+        with db() as session:
+            for token in tokens:
+                service.end_session(session, token)
+    _forget()
 
 
 def write_pending_cookie() -> None:
     """Set (or clear) the session cookie after sign-in or sign-out; a script runs in the page."""
     if "nlce_set_cookie" in st.session_state:
         token = st.session_state.pop("nlce_set_cookie")
-        _set_cookie(token, LIFETIME_S if token else 0)
+        _set_cookie(token, int(service.SESSION_LIFETIME.total_seconds()) if token else 0)
 
 
 def current_user() -> service.AnnotatorInfo | None:
-    """The signed-in annotator: this session's, else the session cookie's, else OIDC's."""
+    """The signed-in annotator: this tab's, else the session cookie's, else OIDC's."""
     user = st.session_state.get(USER_KEY)
     if user is not None:
         return _recheck(user)
-    annotator_id = read_token(_cookie())
-    if annotator_id is not None and not st.session_state.get("nlce_signed_out"):
-        try:
-            with db() as session:
-                user = service.get_annotator(session, annotator_id, active_only=True)
-        except service.AnnotateError:
-            user = None
+    token = _cookie()
+    if token:
+        with db() as session:
+            user = service.session_account(session, token)
         if user is not None:
             st.session_state[USER_KEY] = user
+            st.session_state[TOKEN_KEY] = token
+            st.session_state[CHECKED_KEY] = time.time()
             return user
     if oidc_configured() and getattr(st.user, "is_logged_in", False):
         try:
@@ -123,28 +159,34 @@ def current_user() -> service.AnnotatorInfo | None:
 
 
 def _recheck(user: service.AnnotatorInfo) -> service.AnnotatorInfo | None:
-    """Re-read the account now and then, so a changed role or a deactivation applies to
-    sessions that are already signed in."""
+    """Re-read the session and the account now and then, so a sign-out in another tab, a
+    deactivation, a new password or a changed role applies to tabs already signed in."""
     now = time.time()
-    if now - st.session_state.get("nlce_user_checked", 0.0) < RECHECK_S:
+    if now - st.session_state.get(CHECKED_KEY, 0.0) < RECHECK_S:
         return user
-    try:
-        with db() as session:
-            fresh = service.get_annotator(session, user.id, active_only=True)
-    except service.AuthError as error:
-        sign_out()
-        st.session_state["nlce_sign_in_error"] = str(error)
+    with db() as session:
+        fresh = service.session_account(session, st.session_state.get(TOKEN_KEY))
+        if fresh is None:
+            try:
+                service.get_annotator(session, user.id, active_only=True)
+                why = "Your session has ended (signed out, or a new password). Sign in again."
+            except service.AuthError as error:
+                why = str(error)
+    if fresh is None:
+        _forget()
+        st.session_state["nlce_sign_in_error"] = why
         return None
     st.session_state[USER_KEY] = fresh
-    st.session_state["nlce_user_checked"] = now
+    st.session_state[CHECKED_KEY] = now
     return fresh
 
 
 def _cookie() -> str | None:
     try:
-        return st.context.cookies.get(COOKIE_NAME)
+        value = st.context.cookies.get(COOKIE_NAME)
     except Exception:  # AppTest and bare runs have no request cookies
         return None
+    return value if isinstance(value, str) and value else None
 
 
 def require_lead() -> service.AnnotatorInfo:

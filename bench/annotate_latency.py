@@ -71,11 +71,14 @@ def bench_user(url: str, username: str) -> int:
     from taxonomy import LANGUAGES
 
     with Session(get_engine(url)) as session:
-        existing = {a.username: a for a in service.list_annotators(session)}
+        operator = service.OPERATOR  # the benchmark sets up its database directly
+        existing = {a.username: a for a in service.list_annotators(session, acting=operator)}
         user = existing.get(username) or service.create_annotator(
-            session, username=username, password=PASSWORD, languages=LANGUAGES)
+            session, username=username, password=PASSWORD, languages=LANGUAGES,
+            acting=operator)
         # per_item high enough that every generation lands in this one queue
-        service.assign(session, annotator_ids=[user.id], per_item=99, strategy="stratified")
+        service.assign(session, annotator_ids=[user.id], per_item=99, strategy="stratified",
+                       acting=operator)
         session.commit()
         queue = service.queue_for(session, user.id)
     print(f"queue of {username!r}: {len(queue)} items")

@@ -61,10 +61,11 @@ def build_database(url: str, annotators: int) -> list[int]:
         n = add_synthetic_corpus(session, targets_per_language=500)
     with session_scope(url) as session:
         ids = [service.create_annotator(session, username=f"annotator{k:02d}", password=PASSWORD,
-                                        languages=list(LANGUAGES)).id
+                                        languages=list(LANGUAGES), acting=service.OPERATOR).id
                for k in range(annotators)]
     with session_scope(url) as session:
-        assigned = service.assign(session, annotator_ids=ids, per_item=2, strategy="stratified")
+        assigned = service.assign(session, annotator_ids=ids, per_item=2, strategy="stratified",
+                                  acting=service.OPERATOR)
     print(f"database: {n} generations, {annotators} annotators, {assigned} assignments "
           f"(built in {time.perf_counter() - started:.1f}s)", flush=True)
     return ids

@@ -1,8 +1,9 @@
 """The data model: one database where every stage meets.
 
 Dataset -> SourceFile -> Target -> Generation is the corpus; Annotator, Assignment, Annotation
-(+ AnnotationEvent history, GoldLabel for adjudication) are the humans; MetricRun -> MetricScore
-(+ NoiseSample) the metrics; JudgeRun -> JudgeResponse -> JudgeVerdict the LLM judges.
+(+ AnnotationEvent history, GoldLabel for adjudication, AnnotatorSession and SignInThrottle for
+the app's sign-in) are the humans; MetricRun -> MetricScore (+ NoiseSample) the metrics;
+JudgeRun -> JudgeResponse -> JudgeVerdict the LLM judges.
 
 Integrity lives in the database, not only here: unique keys, foreign keys, CHECK constraints on
 labels and enumerations, and error codes as rows of `error_code` that annotations reference.
@@ -202,6 +203,28 @@ class GoldLabelCode(SQLModel, table=True):
     __tablename__ = "gold_label_code"
     gold_label_id: int = Field(foreign_key="gold_label.id", primary_key=True, ondelete="CASCADE")
     code: str = Field(foreign_key="error_code.code", primary_key=True)
+
+
+class AnnotatorSession(SQLModel, table=True):
+    """A signed-in browser of the labelling app. The cookie holds a random token and this table
+    only its SHA-256, so sign-out and deactivation revoke it and a server restart keeps it."""
+    __tablename__ = "annotator_session"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    annotator_id: int = Field(foreign_key="annotator.id", index=True, ondelete="CASCADE")
+    token_sha256: str = Field(unique=True, index=True)
+    created_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime
+    revoked_at: Optional[datetime] = None
+
+
+class SignInThrottle(SQLModel, table=True):
+    """Failed password sign-ins per (lower-cased) username, kept for names without an account
+    too, so a lockout tells nothing about whether an account exists."""
+    __tablename__ = "sign_in_throttle"
+    username: str = Field(primary_key=True)
+    failures: int = 0
+    locked_until: Optional[datetime] = None
+    last_failure_at: Optional[datetime] = None
 
 
 # ---------------------------------------------------------------- metrics

@@ -14,9 +14,9 @@ st.header("Adjudication")
 language = st.segmented_control("Language", ["all", *LANGUAGES], default="all",
                                 key="adj_lang")
 with ui.db() as session:
-    labels = service.finished_labels(session,
-                                     language=None if language in (None, "all") else language)
-    gold = service.gold_labels(session)
+    labels = service.finished_labels(
+        session, acting=lead.id, language=None if language in (None, "all") else language)
+    gold = service.gold_labels(session, acting=lead.id)
 show_resolved = st.toggle("Show resolved items too", value=False, key="adj_resolved")
 items = service.find_disagreements(labels, gold, include_resolved=show_resolved)
 st.caption(f"{len(items)} items with disagreement")
@@ -27,17 +27,17 @@ choice = st.selectbox("Item", items, key="adj_item", format_func=lambda d: (
     f"#{d.generation_id} · {d.language} · {d.model} · differ on {' and '.join(d.kinds)}"
     f"{' · resolved' if d.gold else ''}"))
 with ui.db() as session:
-    texts = service.comment_pair(session, choice.generation_id)
+    texts = service.comment_pair(session, choice.generation_id, acting=lead.id)
 if texts is not None:
     st.html(diff_html(*texts, original_label="Original comment",
                       predicted_label="Predicted comment"))
 cols = st.columns(len(choice.labels))
 for col, label in zip(cols, choice.labels):
     with col.container(border=True):
-        st.markdown(f"**{label.annotator}**: {label.accuracy}")
+        st.markdown(f"**{ui.plain(label.annotator)}**: {label.accuracy}")
         st.markdown(" ".join(f"`{c}`" for c in label.codes) or "_no codes_")
         if label.note:
-            st.caption(label.note)
+            st.text(label.note)  # user text: shown as typed, never as Markdown
 taxonomy = default_taxonomy()
 codes = [c.id for c in taxonomy.labelable()]
 start = choice.gold or {}
@@ -55,7 +55,7 @@ with st.form(f"gold_{choice.generation_id}"):
                                    adjudicator_id=lead.id, accuracy=accuracy or "",
                                    codes=gold_codes, note=note)
         except service.AnnotateError as error:
-            st.error(str(error))
+            st.error(ui.plain(error))
         else:
             ui.flash("success", f"Gold label stored for #{choice.generation_id}.")
             st.rerun()

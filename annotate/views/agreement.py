@@ -9,10 +9,10 @@ import streamlit as st
 from annotate import service, ui
 from taxonomy import default_taxonomy
 
-ui.require_lead()
+lead = ui.require_lead()
 st.header("Inter-annotator agreement")
 with ui.db() as session:
-    labels = service.finished_labels(session)
+    labels = service.finished_labels(session, acting=lead.id)
 codes = [c.id for c in default_taxonomy().labelable()]
 reports = [r for r in service.agreement_by_language(labels, codes) if r.n_items]
 if not reports:

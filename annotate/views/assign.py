@@ -9,10 +9,10 @@ from annotate import service, ui
 from db import models as m
 from taxonomy import LANGUAGES
 
-ui.require_lead()
+lead = ui.require_lead()
 st.header("Assign items")
 with ui.db() as session:
-    people = [p for p in service.list_annotators(session) if p.languages]
+    people = [p for p in service.list_annotators(session, acting=lead.id) if p.languages]
     models = sorted(session.exec(select(m.Generation.model).distinct()).scalars().all())
 
 with st.form("assign"):
@@ -31,11 +31,12 @@ if submitted:
     try:
         with ui.db() as session:
             added = service.assign(
-                session, annotator_ids=[p.id for p in chosen], languages=languages or None,
+                session, acting=lead.id, annotator_ids=[p.id for p in chosen],
+                languages=languages or None,
                 models=chosen_models or None, per_item=int(per_item),
                 strategy=strategy or "stratified", seed=int(seed), limit=int(limit) or None)
     except service.AnnotateError as error:
-        st.error(str(error))
+        st.error(ui.plain(error))
     else:
         st.success(f"Added {added} assignments.")
 
@@ -44,5 +45,6 @@ with st.form("unassign"):
     who = st.selectbox("Annotator", people, format_func=lambda p: p.username)
     if st.form_submit_button("Take back every item they have not started"):
         with ui.db() as session:
-            taken = service.unassign_open(session, who.id)
-        st.success(f"Took back {taken} items from {who.username} (their labels stay).")
+            taken = service.unassign_open(session, who.id, acting=lead.id)
+        st.success(f"Took back {taken} items from {ui.plain(who.username)} (their labels "
+                   f"stay).")

@@ -297,7 +297,7 @@ def page() -> None:
         with ui.db() as session:
             view = service.load_item(session, gid, user.id)
     except (service.ItemGoneError, service.NotAssignedError) as error:
-        st.warning(str(error))
+        st.warning(ui.plain(error))
         S.pop("lbl_gid", None)
         _reload_item()
         return

@@ -6,11 +6,11 @@ import streamlit as st
 from agreement.labels import SUMMARY_POLICY
 from annotate import service, ui
 
-ui.require_lead()
+lead = ui.require_lead()
 st.header("Summary tables")
 with ui.db() as session:
-    labels = service.finished_labels(session)
-    gold = service.gold_labels(session)
+    labels = service.finished_labels(session, acting=lead.id)
+    gold = service.gold_labels(session, acting=lead.id)
 resolved, unresolved = service.resolve_labels(labels, gold)
 sources = {s: sum(1 for r in resolved if r.source == s) for s in ("gold", "single", "agreed")}
 st.caption(f"Label policy {SUMMARY_POLICY}: {len(resolved)} items counted (gold "

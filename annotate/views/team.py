@@ -6,7 +6,7 @@ import streamlit as st
 from annotate import service, ui
 from taxonomy import LANGUAGES
 
-ui.require_lead()
+lead = ui.require_lead()
 ui.show_flash()
 st.header("Team and progress")
 
@@ -25,16 +25,17 @@ with st.form("new_annotator", clear_on_submit=True):
             with ui.db() as session:
                 created = service.create_annotator(
                     session, username=username, password=password or None, languages=languages,
-                    role=role, display_name=display, interface_language=interface)
+                    role=role, display_name=display, interface_language=interface,
+                    acting=lead.id)
         except service.AnnotateError as error:
-            st.error(str(error))
+            st.error(ui.plain(error))
         else:
-            st.success(f"Created {created.username} ({created.role}; "
+            st.success(f"Created {ui.plain(created.username)} ({created.role}; "
                        f"{', '.join(created.languages) or 'no languages'}).")
 
 with ui.db() as session:
-    people = service.list_annotators(session)
-    progress = service.team_progress(session)
+    people = service.list_annotators(session, acting=lead.id)
+    progress = service.team_progress(session, acting=lead.id)
 st.subheader("Accounts")
 st.dataframe([{"username": p.username, "name": p.display_name, "role": p.role,
                "languages": ", ".join(p.languages), "interface": p.interface_language}
@@ -58,11 +59,11 @@ if people:
             try:
                 with ui.db() as session:
                     changed = service.update_annotator(
-                        session, who.id, languages=new_languages or None,
+                        session, who.id, acting=lead.id, languages=new_languages or None,
                         role=None if new_role == "(keep)" else new_role,
                         active=False if deactivate else None, password=new_password or None)
             except service.AnnotateError as error:
-                st.error(str(error))
+                st.error(ui.plain(error))
             else:
-                st.success(f"Saved {changed.username}: {changed.role}, "
+                st.success(f"Saved {ui.plain(changed.username)}: {changed.role}, "
                            f"{', '.join(changed.languages) or 'no languages'}.")

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,46 +23,11 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
-def server(app_db, tmp_path):
-    port = _free_port()
-    log = open(tmp_path / "server.log", "w")
-    env = {**os.environ, "NLCE_DATABASE_URL": app_db, "HOME": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "annotate", "--db", app_db, "--port",
-                             str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # its own group: the streamlit child dies too
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                log.flush()
-                pytest.fail(f"app did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-        log.close()
+def server(app_db, launch_app):
+    return launch_app(app_db).url
 
 
 def _wait_for(predicate, timeout=20.0, what="condition"):
@@ -126,3 +87,118 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
             assert _label(app_db, "bas").accuracy == "partial"
         finally:
             browser.close()
+
+
+@pytest.fixture
+def beacon():
+    """A local HTTP server that records every request: the host a note's image or link names."""
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the http.server API)
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_adjudicate_shows_notes_as_plain_text_no_image_no_link(server, app_db, beacon):
+    """A note with Markdown (an image that would make the lead's browser fetch a host, a link, an
+    autolink, raw HTML) shows as typed on the lead's Adjudicate page: no <img>, no <a>, and the
+    host never hears from the lead's browser."""
+    from playwright.sync_api import expect, sync_playwright
+
+    host, hits = beacon
+    note = (f"![beacon]({host}/beacon.png) [click here]({host}/phish) {host}/autolink "
+            f"<img src=\"{host}/raw.png\"> **bold**")
+    with Session(get_engine(app_db)) as session:
+        people = {a.username: a.id for a in service.list_annotators(session,
+                                                                    acting=service.OPERATOR)}
+        gid = service.queue_for(session, people["bas"])[0].generation_id
+        for who, accuracy, text in (("anna", "correct", ""), ("bas", "incorrect", note)):
+            service.save_label(session, generation_id=gid, annotator_id=people[who],
+                               accuracy=accuracy, codes=[], note=text, seconds_spent=1.0,
+                               status="done", expected_revision=None)
+        session.commit()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(server)
+            page.get_by_role("textbox", name="Username").fill("lead")
+            page.get_by_role("textbox", name="Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            expect(page.get_by_text("Sign out")).to_be_attached(timeout=30000)
+            page.goto(f"{server}/adjudicate")
+            expect(page.get_by_text("1 items with disagreement")).to_be_visible(timeout=30000)
+            expect(page.get_by_text(f"![beacon]({host}/beacon.png)", exact=False)).to_be_visible(
+                timeout=10000)
+            time.sleep(1.0)  # give any image or prefetch time to reach the beacon
+            assert page.locator(f'img[src*="{host}"]').count() == 0
+            assert page.locator(f'a[href*="{host}"]').count() == 0
+            assert page.locator("strong", has_text="bold").count() == 0
+            assert hits == []
+        finally:
+            browser.close()
+
+
+def _sign_in(page, url: str, username: str) -> None:
+    page.goto(url)
+    page.get_by_role("textbox", name="Username").fill(username)
+    page.get_by_role("textbox", name="Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def test_a_restart_keeps_people_signed_in_and_sign_out_revokes_a_copied_cookie(app_db,
+                                                                                 launch_app):
+    """Sign in, restart the server on the same port (stopped with TERM): the tab is still
+    signed in. Sign out: the cookie copied before, replayed in a fresh browser, signs nobody in."""
+    from playwright.sync_api import expect, sync_playwright
+
+    app = launch_app(app_db)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            page = context.new_page()
+            _sign_in(page, app.url, "bas")
+            expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+            copied = _wait_for(lambda: [c for c in context.cookies()
+                                        if c["name"] == "nlce_session" and c["value"]],
+                               what="session cookie")
+
+            app.proc.send_signal(signal.SIGTERM)  # the command itself, as a service manager does
+            app.proc.wait(timeout=20)
+            launch_app(app_db, port=app.port)  # the same port: nothing was left holding it
+            page.reload()
+            expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+
+            page.locator('[data-testid="stExpandSidebarButton"]').click()
+            page.get_by_role("button", name="Sign out").click()
+            expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=30000)
+
+            thief = browser.new_context(viewport={"width": 1440, "height": 900})
+            thief.add_cookies(copied)
+            stolen = thief.new_page()
+            stolen.goto(app.url)
+            expect(stolen.get_by_role("button", name="Sign in")).to_be_visible(timeout=30000)
+            assert stolen.get_by_text("Item 1 of 6").count() == 0
+        finally:
+            browser.close()
+    with Session(get_engine(app_db)) as session:
+        rows = session.exec(select(m.AnnotatorSession)).scalars().all()
+        assert rows and all(r.revoked_at is not None for r in rows)

@@ -1,6 +1,13 @@
-"""`python -m annotate --add-user`: the first lead of a new database, without the app."""
+"""`python -m annotate`: --add-user (the first lead of a new database, without the app), and
+stopping the server with TERM or Ctrl-C, as a real process."""
 from __future__ import annotations
 
+import signal
+import socket
+import time
+import urllib.request
+
+import pytest
 from sqlmodel import Session
 
 from annotate import service
@@ -21,3 +28,32 @@ def test_add_user_creates_a_hashed_account_and_refuses_bad_input(db_url, monkeyp
     assert "unknown language 'de'" in capsys.readouterr().err
     get_engine(db_url).dispose()
     get_engine.cache_clear()
+
+
+def _port_is_free(port: int) -> bool:
+    """Whether a server could listen on the port now (as Streamlit does: SO_REUSEADDR, so the
+    health check's closed connections in TIME_WAIT do not count)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "Ctrl-C"])
+def test_stopping_the_command_stops_the_server_and_frees_the_port(app_db, launch_app, sig):
+    """The signal goes to the command's own process only (as `kill PID` or a service manager
+    sends it); afterwards nothing answers on the port and a new start can take it."""
+    app = launch_app(app_db)
+    app.proc.send_signal(sig)
+    assert app.proc.wait(timeout=20) is not None
+    deadline = time.time() + 10
+    while not _port_is_free(app.port) and time.time() < deadline:
+        time.sleep(0.2)
+    assert _port_is_free(app.port), "a process still holds the port after the command stopped"
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{app.url}/_stcore/health", timeout=2)
+    again = launch_app(app_db, port=app.port)  # the next start gets the port
+    assert again.proc.poll() is None

@@ -70,3 +70,18 @@ def test_code_html_marks_the_comment_on_every_line_it_spans():
 def test_code_html_survives_out_of_range_offsets():
     out = code_html("x = 1\n", 50, 70, programming_language="no-such-language")
     assert "nlce-code" in out
+
+
+def test_user_text_in_markdown_elements_renders_as_typed():
+    """ui.plain makes names and messages quoting user text safe for st.markdown/st.error: a
+    CommonMark renderer (as Streamlit's) makes no image, link, HTML or emphasis of them."""
+    from markdown_it import MarkdownIt
+
+    from annotate.ui import plain
+
+    evil = ("![beacon](http://evil.test/b.png) [click](http://evil.test/p) <img src=x> "
+            "<a href='http://evil.test'>x</a> **bold** `code` # head :red[x] $x$ <http://evil.test>")
+    html = MarkdownIt("commonmark").render(plain(evil))
+    assert not re.search(r"<(img|a|strong|code|h1|script)\b", html), html
+    assert html == "<p>" + (evil.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+                            .replace('"', "&quot;")) + "</p>\n"

@@ -34,10 +34,10 @@ def test_authenticate(session):
     user = service.authenticate(session, "Anna", PASSWORD)
     assert user.username == "anna" and user.languages == ("nl", "zh") and not user.is_lead
     assert service.authenticate(session, "lead", PASSWORD).is_lead
-    with pytest.raises(service.AuthError, match="No account named 'nobody'"):
-        service.authenticate(session, "nobody", PASSWORD)
-    with pytest.raises(service.AuthError, match="Wrong password for 'anna'"):
-        service.authenticate(session, "anna", "wrong")
+    for name, password in (("nobody", PASSWORD), ("anna", "wrong")):
+        with pytest.raises(service.AuthError) as failed:
+            service.authenticate(session, name, password)
+        assert str(failed.value) == service.SIGN_IN_FAILED
 
 
 def test_password_is_stored_hashed_only(session):
@@ -48,18 +48,21 @@ def test_password_is_stored_hashed_only(session):
 
 def test_create_annotator_rejects_bad_input(session):
     with pytest.raises(service.AnnotateError, match="already exists"):
-        service.create_annotator(session, username="ANNA", password="x", languages=["nl"])
+        service.create_annotator(session, username="ANNA", password="x", languages=["nl"],
+                                 acting=service.OPERATOR)
     with pytest.raises(service.AnnotateError, match="unknown language 'de'"):
-        service.create_annotator(session, username="carl", password="x", languages=["de"])
+        service.create_annotator(session, username="carl", password="x", languages=["de"],
+                                 acting=service.OPERATOR)
     with pytest.raises(service.AnnotateError, match="at least one language"):
-        service.create_annotator(session, username="carl", password="x", languages=[])
+        service.create_annotator(session, username="carl", password="x", languages=[],
+                                 acting=service.OPERATOR)
 
 
 def test_oidc_email_maps_to_account(session):
     service.create_annotator(session, username="eva@example.org", password=None,
-                             languages=["el"])
+                             languages=["el"], acting=service.OPERATOR)
     assert service.annotator_for_email(session, "Eva@Example.org").languages == ("el",)
-    with pytest.raises(service.AuthError, match="single sign-on only"):
+    with pytest.raises(service.AuthError, match="Sign-in failed"):
         service.authenticate(session, "eva@example.org", "anything")
     with pytest.raises(service.AuthError, match="No active account for 'x@example.org'"):
         service.annotator_for_email(session, "x@example.org")
@@ -184,9 +187,9 @@ def test_plan_assignments_is_balanced_seeded_and_language_aware():
 
 def test_assign_is_idempotent_and_filters_by_model(session, ids):
     before = session.exec(select(func.count()).select_from(m.Assignment)).scalar_one()
-    assert service.assign(session, annotator_ids=[ids["anna"]], per_item=1) == 0
+    assert service.assign(session, annotator_ids=[ids["anna"]], per_item=1, acting=ids["lead"]) == 0
     added = service.assign(session, annotator_ids=[ids["lead"]], models=["model-a"],
-                           languages=["zh"], per_item=2)
+                           languages=["zh"], per_item=2, acting=ids["lead"])
     assert added == 3
     assert session.exec(select(func.count()).select_from(m.Assignment)).scalar_one() == before + 3
     assert {e.model for e in service.queue_for(session, ids["lead"])} == {"model-a"}
@@ -208,27 +211,28 @@ def _label_overlap(session, ids):
 
 def test_disagreements_adjudication_and_tables(session, ids):
     queue = _label_overlap(session, ids)
-    labels = service.finished_labels(session)
-    found = service.find_disagreements(labels, service.gold_labels(session))
+    labels = service.finished_labels(session, acting=ids["lead"])
+    found = service.find_disagreements(labels, service.gold_labels(session, acting=ids["lead"]))
     kinds = {d.generation_id: d.kinds for d in found}
     assert kinds == {queue[4].generation_id: ("accuracy", "codes"),
                      queue[5].generation_id: ("codes",)}
-    with pytest.raises(service.AuthError, match="may not adjudicate"):
+    with pytest.raises(service.AuthError, match="Not allowed to adjudicate"):
         service.adjudicate(session, generation_id=queue[4].generation_id,
                            adjudicator_id=ids["bas"], accuracy="correct", codes=[])
     service.adjudicate(session, generation_id=queue[4].generation_id,
                        adjudicator_id=ids["lead"], accuracy="incorrect", codes=["SE-HA1"],
                        note="hallucinated")
     session.commit()
-    gold = service.gold_labels(session)
+    gold = service.gold_labels(session, acting=ids["lead"])
     assert gold[queue[4].generation_id]["accuracy"] == "incorrect"
     # the annotators' own labels stay as they were
     assert service.load_item(session, queue[4].generation_id, ids["anna"]).own.accuracy == (
         "correct")
-    left = service.find_disagreements(service.finished_labels(session), gold)
+    left = service.find_disagreements(service.finished_labels(session, acting=ids["lead"]), gold)
     assert [d.generation_id for d in left] == [queue[5].generation_id]
 
-    resolved, unresolved = service.resolve_labels(service.finished_labels(session), gold)
+    resolved, unresolved = service.resolve_labels(service.finished_labels(session,
+                                                                          acting=ids["lead"]), gold)
     assert unresolved == [queue[5].generation_id]
     table = {row["code"]: row for row in service.error_table(resolved)}
     assert table["SE-HA1"]["nl"] == 1 and table["SE-HA2"]["nl"] == 1
@@ -246,7 +250,7 @@ def test_agreement_uses_metrics_align(session, ids):
     from agreement.statistics import weighted_kappa
 
     queue = _label_overlap(session, ids)
-    reports = service.agreement_by_language(service.finished_labels(session),
+    reports = service.agreement_by_language(service.finished_labels(session, acting=ids["lead"]),
                                             ["LG-GR1", "SE-HA1", "SE-HA2", "LG-IS"])
     nl = next(r for r in reports if r.language == "nl")
     assert nl.n_items == 6 and nl.raters == ["anna", "bas"] and nl.alpha is None
@@ -279,7 +283,8 @@ def test_team_progress_counts_per_annotator_and_language(session, ids):
     queue = service.queue_for(session, ids["bas"])
     _save(session, queue[0].generation_id, ids["bas"], accuracy="correct", seconds=12.0)
     _save(session, queue[1].generation_id, ids["bas"], accuracy=None, status="flagged")
-    rows = {(r["annotator"], r["language"]): r for r in service.team_progress(session)}
+    rows = {(r["annotator"], r["language"]): r for r in service.team_progress(session,
+                                                                              acting=ids["lead"])}
     assert rows[("bas", "nl")] == {**rows[("bas", "nl")], "assigned": 6, "done": 1,
                                    "flagged": 1, "remaining": 4, "median_seconds": 12.0}
     assert rows[("anna", "zh")]["assigned"] == 6 and ("bas", "zh") not in rows
@@ -288,7 +293,8 @@ def test_team_progress_counts_per_annotator_and_language(session, ids):
 @pytest.mark.postgres
 def test_queue_save_stale_and_tables_on_sqlite_and_postgresql(app_any_db):
     with Session(get_engine(app_any_db)) as session:
-        people = {a.username: a.id for a in service.list_annotators(session)}
+        people = {a.username: a.id for a in service.list_annotators(session,
+                                                                    acting=service.OPERATOR)}
         queue = service.queue_for(session, people["bas"])
         assert len(queue) == 6
         gid = queue[0].generation_id
@@ -298,36 +304,39 @@ def test_queue_save_stale_and_tables_on_sqlite_and_postgresql(app_any_db):
             _save(session, gid, people["bas"], accuracy="correct", expected=0)
         session.rollback()
         assert service.own_label(session, gid, people["bas"]).revision == first.revision
-        labels = service.finished_labels(session)
+        labels = service.finished_labels(session, acting=people["lead"])
         assert [d.generation_id for d in service.find_disagreements(labels)] == [gid]
-        rows = {(r["annotator"], r["language"]): r for r in service.team_progress(session)}
+        rows = {(r["annotator"], r["language"]): r for r in service.team_progress(session,
+                                                                                  acting=people["lead"])}
         assert rows[("bas", "nl")]["done"] == 1
-        assert service.assign(session, annotator_ids=[people["lead"]], per_item=3) > 0
+        assert service.assign(session, annotator_ids=[people["lead"]], per_item=3,
+                              acting=people["lead"]) > 0
         session.commit()
 
 
 def test_unassign_open_keeps_started_items(session, ids):
     queue = service.queue_for(session, ids["bas"])
     _save(session, queue[0].generation_id, ids["bas"], accuracy="correct")
-    assert service.unassign_open(session, ids["bas"]) == 5
+    assert service.unassign_open(session, ids["bas"], acting=ids["lead"]) == 5
     session.commit()
     assert [e.generation_id for e in service.queue_for(session, ids["bas"])] == [
         queue[0].generation_id]
 
 
 def test_update_annotator_languages_password_and_deactivation(session, ids):
-    changed = service.update_annotator(session, ids["bas"], languages=["zh"], password="new-pw")
+    changed = service.update_annotator(session, ids["bas"], languages=["zh"],
+                                       password="new-password", acting=ids["lead"])
     session.commit()
     assert changed.languages == ("zh",)
     assert service.queue_for(session, ids["bas"]) == []  # nl items leave the queue ...
     assert session.exec(select(func.count()).select_from(m.Assignment).where(
         m.Assignment.annotator_id == ids["bas"])).scalar_one() == 6  # ... but stay assigned
-    assert service.authenticate(session, "bas", "new-pw").id == ids["bas"]
-    service.update_annotator(session, ids["bas"], active=False)
+    assert service.authenticate(session, "bas", "new-password").id == ids["bas"]
+    service.update_annotator(session, ids["bas"], active=False, acting=ids["lead"])
     session.commit()
-    with pytest.raises(service.AuthError, match="deactivated"):
-        service.authenticate(session, "bas", "new-pw")
+    with pytest.raises(service.AuthError, match="Sign-in failed"):
+        service.authenticate(session, "bas", "new-password")
     with pytest.raises(service.AuthError, match="deactivated"):
         service.get_annotator(session, ids["bas"], active_only=True)
     with pytest.raises(service.AnnotateError, match="unknown language"):
-        service.update_annotator(session, ids["anna"], languages=["xx"])
+        service.update_annotator(session, ids["anna"], languages=["xx"], acting=ids["lead"])

@@ -1,0 +1,162 @@
+"""Who labels what: planning and storing assignments, taking back untouched items, and the
+team's progress per annotator and language."""
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+from sqlalchemy import and_, delete, func, select
+from sqlmodel import Session
+
+from annotate.service.accounts import Operator, _check_languages, all_annotators, require_role
+from annotate.service.errors import AnnotateError
+from annotate.service.queue import Progress
+from db import models as m
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    generation_id: int
+    language: str
+    model: str
+
+
+def plan_assignments(items: Sequence[ItemRef], annotators: Sequence[tuple[int, Sequence[str]]],
+                     *, per_item: int = 1, strategy: str = "random", seed: int = 0,
+                     existing: dict[int, set[int]] | None = None,
+                     load: dict[int, int] | None = None) -> list[tuple[int, int]]:
+    """Which annotator gets which item: (generation_id, annotator_id) pairs in queue order.
+
+    Each item goes to `per_item` different annotators who speak its language (counting those
+    it already has in `existing`), always to the least-loaded ones (ties broken by the seed).
+    `random` shuffles the items; `stratified` interleaves them by (language, model) so every
+    queue gets an even mix of models from the first item on. Same inputs, same plan."""
+    if per_item < 1:
+        raise AnnotateError("per_item must be at least 1")
+    if strategy not in ("random", "stratified"):
+        raise AnnotateError(f"unknown strategy {strategy!r}; expected random or stratified")
+    rng = random.Random(seed)
+    ordered = sorted(items, key=lambda it: it.generation_id)
+    if strategy == "random":
+        rng.shuffle(ordered)
+    else:
+        strata: dict[tuple[str, str], list[ItemRef]] = defaultdict(list)
+        for item in ordered:
+            strata[(item.language, item.model)].append(item)
+        for bucket in strata.values():
+            rng.shuffle(bucket)
+        keys = sorted(strata)
+        ordered = []
+        for k in range(max((len(b) for b in strata.values()), default=0)):
+            for key in keys:
+                if k < len(strata[key]):
+                    ordered.append(strata[key][k])
+    existing = existing or {}
+    load = Counter(load or {})
+    tiebreak = {aid: rng.random() for aid, _ in annotators}
+    speakers: dict[str, list[int]] = defaultdict(list)
+    for aid, langs in annotators:
+        for lang in langs:
+            speakers[lang].append(aid)
+    plan: list[tuple[int, int]] = []
+    for item in ordered:
+        have = existing.get(item.generation_id, set())
+        need = per_item - len(have)
+        candidates = [a for a in speakers.get(item.language, []) if a not in have]
+        candidates.sort(key=lambda a: (load[a], tiebreak[a]))
+        for aid in candidates[:max(0, need)]:
+            plan.append((item.generation_id, aid))
+            load[aid] += 1
+    return plan
+
+
+def assign(session: Session, *, acting: int | Operator, annotator_ids: Sequence[int] | None = None,
+           languages: Sequence[str] | None = None, models: Sequence[str] | None = None,
+           per_item: int = 1, strategy: str = "random", seed: int = 0,
+           limit: int | None = None) -> int:
+    """Add assignments for the chosen items (by language and model) to the chosen annotators;
+    existing assignments are kept and count towards `per_item`. Returns how many were added.
+    A lead action."""
+    require_role(session, acting, "assign items")
+    # Default: every annotator and expert; a lead labels only when chosen explicitly.
+    people = [a for a in all_annotators(session) if a.languages and (
+        a.id in annotator_ids if annotator_ids is not None else not a.is_lead)]
+    if not people:
+        raise AnnotateError("no annotators to assign to (accounts need at least one language)")
+    langs = _check_languages(languages) if languages else None
+    stmt = (select(m.Generation.id, m.SourceFile.natural_language, m.Generation.model)
+            .join(m.Target, m.Target.id == m.Generation.target_id)
+            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+            .order_by(m.Generation.id))
+    if langs:
+        stmt = stmt.where(m.SourceFile.natural_language.in_(langs))
+    if models:
+        stmt = stmt.where(m.Generation.model.in_(list(models)))
+    items = [ItemRef(*row) for row in session.exec(stmt).all()]
+    if limit is not None:
+        items = random.Random(seed).sample(items, min(limit, len(items))) if limit < len(
+            items) else items
+    existing: dict[int, set[int]] = defaultdict(set)
+    for gid, aid in session.exec(select(m.Assignment.generation_id, m.Assignment.annotator_id)):
+        existing[gid].add(aid)
+    load = Counter(aid for holders in existing.values() for aid in holders)
+    plan = plan_assignments(items, [(a.id, a.languages) for a in people], per_item=per_item,
+                            strategy=strategy, seed=seed, existing=existing, load=load)
+    next_position: dict[int, int] = dict(session.exec(
+        select(m.Assignment.annotator_id, func.max(m.Assignment.position))
+        .group_by(m.Assignment.annotator_id)).all())
+    for gid, aid in plan:
+        position = next_position.get(aid, -1) + 1
+        next_position[aid] = position
+        session.add(m.Assignment(generation_id=gid, annotator_id=aid, position=position))
+    session.flush()
+    return len(plan)
+
+
+def unassign_open(session: Session, annotator_id: int, *, acting: int | Operator) -> int:
+    """Take back an annotator's items they have not touched (their labels stay; a lead action)."""
+    require_role(session, acting, "take back assignments")
+    touched = select(m.Annotation.generation_id).where(m.Annotation.annotator_id == annotator_id)
+    result = session.exec(delete(m.Assignment).where(
+        m.Assignment.annotator_id == annotator_id, m.Assignment.generation_id.not_in(touched)))
+    return int(result.rowcount or 0)
+
+
+def team_progress(session: Session, *, acting: int | Operator) -> list[dict]:
+    """One row per annotator and language: assigned, done, draft, skipped, flagged, remaining,
+    and the median seconds per finished item. One aggregate query, whatever the queue sizes.
+    A lead action."""
+    require_role(session, acting, "see the team's progress")
+    stmt = (select(m.Annotator.username, m.Annotator.role, m.SourceFile.natural_language,
+                   m.Annotation.status, func.count())
+            .select_from(m.Assignment)
+            .join(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
+            .join(m.Generation, m.Generation.id == m.Assignment.generation_id)
+            .join(m.Target, m.Target.id == m.Generation.target_id)
+            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+            .outerjoin(m.Annotation, and_(m.Annotation.generation_id == m.Assignment.generation_id,
+                                          m.Annotation.annotator_id == m.Assignment.annotator_id))
+            .group_by(m.Annotator.username, m.Annotator.role, m.SourceFile.natural_language,
+                      m.Annotation.status))
+    counts: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    for user, role, lang, status, n in session.exec(stmt).all():
+        counts[(user, role, lang)]["assigned"] += n
+        if status:
+            counts[(user, role, lang)][status] += n
+    seconds: dict[str, list[float]] = defaultdict(list)
+    for user, spent in session.exec(
+            select(m.Annotator.username, m.Annotation.seconds_spent)
+            .join(m.Annotator, m.Annotator.id == m.Annotation.annotator_id)
+            .where(m.Annotation.status == "done")).all():
+        seconds[user].append(float(spent or 0))
+    rows = []
+    for (user, role, lang), c in sorted(counts.items()):
+        spent = sorted(seconds.get(user, ()))
+        p = Progress(c["assigned"], c["done"], c["draft"], c["skipped"], c["flagged"])
+        rows.append({"annotator": user, "role": role, "language": lang, "assigned": p.assigned,
+                     "done": p.done, "draft": p.draft, "skipped": p.skipped,
+                     "flagged": p.flagged, "remaining": p.remaining,
+                     "median_seconds": spent[len(spent) // 2] if spent else None})
+    return rows

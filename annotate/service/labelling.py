@@ -1,0 +1,172 @@
+"""One item as its annotator sees it (blind: only the caller's own label), and saving that
+label through `db.annotations` (history and the optimistic-concurrency check)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from annotate.service.errors import ItemGoneError, LabelError, NotAssignedError
+from db import models as m
+from db.annotations import AnnotationError, StaleAnnotationError, save_annotation
+from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
+
+MAX_SECONDS_PER_VISIT = 30 * 60  # a tab left open over lunch is not labelling time
+
+
+@dataclass(frozen=True)
+class OwnLabel:
+    accuracy: str | None = None
+    codes: tuple[str, ...] = ()
+    note: str = ""
+    seconds_spent: float = 0.0
+    status: str | None = None
+    revision: int | None = None  # None: nothing stored yet
+    history: int = 0  # how many saves the history holds
+
+
+@dataclass(frozen=True)
+class ItemView:
+    generation_id: int
+    language: str
+    programming_language: str
+    path: str
+    model: str
+    content: str
+    span_start: int
+    span_end: int
+    original_comment: str
+    predicted_comment: str
+    raw_output: str
+    own: OwnLabel = field(default_factory=OwnLabel)
+
+
+def _require_generation(session: Session, generation_id: int) -> m.Generation:
+    generation = session.get(m.Generation, generation_id)
+    if generation is None:
+        raise ItemGoneError(f"Item #{generation_id} was removed from the database; "
+                            f"your queue has been refreshed.")
+    return generation
+
+
+def _require_assignment(session: Session, generation_id: int, annotator_id: int) -> None:
+    found = session.exec(select(m.Assignment.id).where(
+        m.Assignment.generation_id == generation_id,
+        m.Assignment.annotator_id == annotator_id)).first()
+    if found is None:
+        raise NotAssignedError(f"Item #{generation_id} is not (or no longer) in your queue.")
+
+
+def own_label(session: Session, generation_id: int, annotator_id: int) -> OwnLabel:
+    row = session.exec(select(m.Annotation).where(
+        m.Annotation.generation_id == generation_id,
+        m.Annotation.annotator_id == annotator_id)).scalars().first()
+    if row is None:
+        return OwnLabel()
+    codes = session.exec(select(m.AnnotationCode.code).where(
+        m.AnnotationCode.annotation_id == row.id).order_by(m.AnnotationCode.code)).scalars().all()
+    history = session.exec(select(func.count()).select_from(m.AnnotationEvent).where(
+        m.AnnotationEvent.annotation_id == row.id)).scalar_one()
+    return OwnLabel(row.accuracy, tuple(codes), row.note or "", float(row.seconds_spent or 0),
+                    row.status, row.revision, int(history))
+
+
+def load_item(session: Session, generation_id: int, annotator_id: int) -> ItemView:
+    """Everything the item view shows, with the caller's own label only (blind by design)."""
+    generation = _require_generation(session, generation_id)
+    _require_assignment(session, generation_id, annotator_id)
+    target = session.get(m.Target, generation.target_id)
+    source = session.get(m.SourceFile, target.source_file_id)
+    return ItemView(
+        generation_id=generation.id, language=source.natural_language,
+        programming_language=source.programming_language or "", path=source.path or "",
+        model=generation.model, content=source.content or "", span_start=target.span_start,
+        span_end=target.span_end, original_comment=target.original_comment or "",
+        predicted_comment=generation.predicted_comment or "",
+        raw_output=generation.raw_output or "",
+        own=own_label(session, generation_id, annotator_id))
+
+
+def own_history(session: Session, generation_id: int, annotator_id: int) -> list[dict]:
+    """The caller's own earlier versions of a label, newest first."""
+    rows = session.exec(
+        select(m.AnnotationEvent).join(m.Annotation,
+                                       m.Annotation.id == m.AnnotationEvent.annotation_id)
+        .where(m.Annotation.generation_id == generation_id,
+               m.Annotation.annotator_id == annotator_id)
+        .order_by(m.AnnotationEvent.revision.desc())).scalars().all()
+    return [{"revision": r.revision, "accuracy": r.accuracy, "status": r.status,
+             "codes": " ".join(r.codes or ()), "note": r.note, "saved": r.created_at}
+            for r in rows]
+
+
+# ------------------------------------------------------------------------------ saving
+
+def validate_codes(codes: Iterable[str]) -> tuple[str, ...]:
+    """Codes in canonical spelling, only labelable ones; anything else raises LabelError."""
+    taxonomy = default_taxonomy()
+    try:
+        checked = tuple(taxonomy.validate_codes(list(codes)))
+    except TaxonomyError as error:
+        raise LabelError(f"Not saved: {error}") from error
+    not_labelable = [c for c in checked if not taxonomy.code(c).labelable]
+    if not_labelable:
+        raise LabelError(f"Not saved: {not_labelable[0]} is a {taxonomy.code(not_labelable[0]).level}"
+                         f"; choose one of its error codes instead")
+    return tuple(sorted(set(checked)))
+
+
+def visit_seconds(base: float, shown_at: float, now: float) -> float:
+    """Time spent on an item: what earlier visits stored plus this visit (capped)."""
+    return round(float(base) + min(max(0.0, now - shown_at), MAX_SECONDS_PER_VISIT), 1)
+
+
+@dataclass(frozen=True)
+class Saved:
+    revision: int
+    status: str
+
+
+def save_label(session: Session, *, generation_id: int, annotator_id: int,
+               accuracy: str | None, codes: Iterable[str], note: str, seconds_spent: float,
+               status: str, expected_revision: int | None) -> Saved:
+    """Store the annotator's label now (one new history entry).
+
+    Raises ItemGoneError (generation deleted), NotAssignedError, LabelError (unknown code or
+    label) or db.annotations.StaleAnnotationError (someone saved since `expected_revision`)."""
+    _require_generation(session, generation_id)
+    _require_assignment(session, generation_id, annotator_id)
+    if accuracy is not None:
+        try:
+            accuracy = AccuracyLabel.parse(accuracy).value
+        except TaxonomyError as error:
+            raise LabelError(f"Not saved: {error}") from error
+    if status not in m.ANNOTATION_STATUSES:
+        raise LabelError(f"Not saved: unknown status {status!r}")
+    if status == "done" and accuracy is None:
+        raise LabelError("Not saved as done: choose an accuracy label first")
+    checked = validate_codes(codes)
+    try:
+        row = save_annotation(session, generation_id=generation_id, annotator_id=annotator_id,
+                              accuracy=accuracy, codes=list(checked), note=note or "",
+                              seconds_spent=float(seconds_spent), status=status,
+                              expected_revision=expected_revision or 0)
+    except AnnotationError as error:
+        if isinstance(error, StaleAnnotationError):
+            raise
+        raise LabelError(f"Not saved: {error}") from error
+    return Saved(int(row.revision), row.status)
+
+
+def status_after_change(current: str | None, accuracy: str | None) -> str:
+    """The status an autosave keeps: skipped/flagged stay; else done once there is an accuracy
+    label, draft before."""
+    if current in ("skipped", "flagged"):
+        return current
+    return "done" if accuracy else "draft"
+
+
+def is_stale_error(error: BaseException) -> bool:
+    return isinstance(error, StaleAnnotationError)

@@ -1,0 +1,63 @@
+"""The study's summary tables from resolved labels: Table 1 (error codes per language) and
+Table 2 (accuracy per language and model), and CSV for their download."""
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from typing import Sequence
+
+from annotate.service.review import ResolvedLabel
+from taxonomy import ACCURACY_LABELS, LANGUAGES, TaxonomyError, default_taxonomy
+
+
+def error_table(resolved: Sequence[ResolvedLabel], languages: Sequence[str] = LANGUAGES
+                ) -> list[dict]:
+    """Table 1: how many items carry each code, per language, parents counting their
+    sub-codes once per item (as in the study)."""
+    taxonomy = default_taxonomy()
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for label in resolved:
+        hit = set()
+        for code in label.codes:
+            try:
+                hit.add(taxonomy.code(code).id)
+                hit.update(a.id for a in taxonomy.ancestors(code))
+            except TaxonomyError:
+                hit.add(code)  # a code of an older taxonomy still gets counted, under its name
+        for code in hit:
+            counts[code][label.language] += 1
+    rows = []
+    for code in taxonomy.codes.values():
+        c = counts.get(code.id, Counter())
+        rows.append({"code": code.id, "level": code.level, "name": code.text("name", "en"),
+                     "total": sum(c[l] for l in languages), **{l: c[l] for l in languages}})
+    for extra in sorted(set(counts) - set(taxonomy.codes)):
+        c = counts[extra]
+        rows.append({"code": extra, "level": "unknown", "name": "(not in this taxonomy)",
+                     "total": sum(c[l] for l in languages), **{l: c[l] for l in languages}})
+    return rows
+
+
+def accuracy_table(resolved: Sequence[ResolvedLabel]) -> list[dict]:
+    """Table 2: accuracy counts per language (rows) and model (columns, per label)."""
+    models = sorted({r.model for r in resolved})
+    counts = Counter((r.language, r.model, r.accuracy) for r in resolved)
+    rows = []
+    for lang in sorted({r.language for r in resolved}):
+        row: dict = {"language": lang}
+        for model in models:
+            for label in reversed(ACCURACY_LABELS):  # correct, partial, incorrect as in Table 2
+                row[f"{model} {label}"] = counts[(lang, model, label)]
+        rows.append(row)
+    return rows
+
+
+def rows_to_csv(rows: Sequence[dict]) -> str:
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0].keys()), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
