@@ -1,68 +1,22 @@
-"""Import into the database: the project's JSONL format, a parquet export folder, and the study's
-public release tables.
-
-One import is one transaction: every file of it is written through one session, and the first
-malformed record raises `ImportFailed` (naming the file, line/row and field) after which the
-caller's `session_scope` rolls everything back. Rows are matched on natural keys (dataset name;
-file = dataset + repo + path; target = file + span; generation = target + model; annotator =
-username; runs = signature), so importing the same data twice changes nothing.
+"""The per-record writer: validated project records into one session, resolving natural keys
+(dataset name; file = dataset + repo + path; target = file + span; generation = target + model;
+annotator = username; runs = signature), so importing the same data twice changes nothing.
+Labels go through `db.annotations.save_annotation`, one save per label with its history.
 """
 from __future__ import annotations
 
-import json
-from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from sqlalchemy import null, select
 from sqlmodel import Session
-from tqdm import tqdm
 
 from db import models as m
 from db.annotations import (AnnotationError, annotation_codes, check_label, get_annotation,
                             gold_label_codes, save_annotation, save_gold_label)
-from db.formats import (RECORD_FIELDS, RECORD_TYPES, FormatError, check_record,
-                        language_from_filename, locate_comment, release_models,
-                        release_row_records, sha256_text)
+from db.formats import FormatError, check_language, locate_comment, sha256_text
+from db.importer.errors import ImportStats, Problems, Reject
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
-
-
-class ImportFailed(Exception):
-    """An import stopped at one record; nothing of the import was written."""
-
-    def __init__(self, source: str, location: str, field: str | None, message: str):
-        self.source, self.location, self.field, self.message = source, location, field, message
-        where = f"{source}, {location}" + (f", field {field!r}" if field else "")
-        super().__init__(f"{where}: {message}")
-
-
-@dataclass
-class ImportStats:
-    """What an import did, per record type: created / updated / unchanged."""
-    counts: Counter = field(default_factory=Counter)
-
-    def add(self, kind: str, outcome: str) -> None:
-        self.counts[(kind, outcome)] += 1
-
-    def as_dict(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for (kind, outcome), n in sorted(self.counts.items()):
-            out.setdefault(kind, {})[outcome] = n
-        return out
-
-    def summary(self) -> str:
-        rows = [f"  {kind:<15} " + ", ".join(f"{n} {o}" for o, n in outcomes.items())
-                for kind, outcomes in self.as_dict().items()]
-        return "\n".join(rows) if rows else "  (no records)"
-
-
-class _Reject(Exception):
-    """Internal: a record refused while writing; becomes ImportFailed with its location."""
-
-    def __init__(self, message: str, field: str | None = None):
-        self.field, self.message = field, message
-        super().__init__(message)
+from taxonomy.languages import LanguageCodeError, check_app_languages
 
 
 def _differs(row, values: dict) -> bool:
@@ -72,9 +26,10 @@ def _differs(row, values: dict) -> bool:
 class RecordWriter:
     """Writes validated project records into one session, resolving natural keys."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: Session, problems: Problems | None = None):
         self.session = session
         self.stats = ImportStats()
+        self.problems = problems or Problems()
         self._datasets: dict[str, int] = {}
         self._files: dict[tuple, m.SourceFile] = {}
         self._targets: dict[tuple, int] = {}
@@ -83,6 +38,12 @@ class RecordWriter:
         self._metric_runs: dict[str, int] = {}
         self._judge_runs: dict[str, int] = {}
         self.taxonomy = default_taxonomy()
+
+    def forget(self) -> None:
+        """Drop the cached keys (after a rolled-back savepoint, some may name undone rows)."""
+        for cache in (self._datasets, self._files, self._targets, self._generations,
+                      self._annotators, self._metric_runs, self._judge_runs):
+            cache.clear()
 
     # -------------------------------------------------------------- generic upsert
     def _upsert(self, model, key: dict, values: dict) -> tuple[Any, str]:
@@ -108,7 +69,7 @@ class RecordWriter:
                                        ).scalars().first()
             if row is None:
                 if not create:
-                    raise _Reject(f"dataset {name!r} does not exist", "dataset")
+                    raise Reject(f"dataset {name!r} does not exist", "dataset")
                 row = m.Dataset(name=name)
                 self.session.add(row)
                 self.session.flush()
@@ -123,7 +84,7 @@ class RecordWriter:
             row = self.session.execute(select(m.SourceFile).filter_by(
                 dataset_id=dataset_id, repo=rec["repo"], path=rec["path"])).scalars().first()
             if row is None:
-                raise _Reject(f"file {rec['repo']}/{rec['path']} of dataset {rec['dataset']!r} "
+                raise Reject(f"file {rec['repo']}/{rec['path']} of dataset {rec['dataset']!r} "
                               f"is unknown (a 'file' record must come first)", "path")
             self._files[key] = row
         return self._files[key]
@@ -136,7 +97,7 @@ class RecordWriter:
             found = self.session.execute(select(m.Target.id).filter_by(
                 source_file_id=source.id, span_start=start, span_end=end)).scalars().first()
             if found is None:
-                raise _Reject(f"no target at span [{start}, {end}] in {rec['repo']}/"
+                raise Reject(f"no target at span [{start}, {end}] in {rec['repo']}/"
                               f"{rec['path']} (a 'target' record must come first)", "span")
             self._targets[key] = found
         return self._targets[key]
@@ -147,7 +108,7 @@ class RecordWriter:
             found = self.session.execute(select(m.Generation.id).filter_by(
                 target_id=key[0], model=key[1])).scalars().first()
             if found is None:
-                raise _Reject(f"no generation of model {rec['model']!r} for that target "
+                raise Reject(f"no generation of model {rec['model']!r} for that target "
                               f"(a 'generation' record must come first)", "model")
             self._generations[key] = found
         return self._generations[key]
@@ -157,7 +118,7 @@ class RecordWriter:
             found = self.session.execute(select(m.Annotator.id).where(
                 m.Annotator.username == username)).scalars().first()
             if found is None:
-                raise _Reject(f"annotator {username!r} is unknown (an 'annotator' record must "
+                raise Reject(f"annotator {username!r} is unknown (an 'annotator' record must "
                               f"come first)", field_name)
             self._annotators[username] = found
         return self._annotators[username]
@@ -167,7 +128,7 @@ class RecordWriter:
             found = self.session.execute(select(model.id).where(model.signature == signature)
                                          ).scalars().first()
             if found is None:
-                raise _Reject(f"run {signature!r} is unknown (its run record must come first)",
+                raise Reject(f"run {signature!r} is unknown (its run record must come first)",
                               "run")
             cache[signature] = found
         return cache[signature]
@@ -179,13 +140,13 @@ class RecordWriter:
         try:
             return AccuracyLabel.parse(value).value
         except TaxonomyError as error:
-            raise _Reject(str(error), field_name) from None
+            raise Reject(str(error), field_name) from None
 
     def _codes(self, codes, field_name="codes") -> list[str]:
         try:
             return list(self.taxonomy.validate_codes(codes or []))
         except TaxonomyError as error:
-            raise _Reject(str(error), field_name) from None
+            raise Reject(str(error), field_name) from None
 
     # -------------------------------------------------------------- writers per type
     def write(self, rec: dict) -> None:
@@ -201,15 +162,15 @@ class RecordWriter:
 
     def _write_file(self, rec):
         dataset_id = self.dataset_id(rec["dataset"])
-        lang = rec["natural_language"]
-        if not 2 <= len(lang) <= 8:
-            raise _Reject(f"expected an ISO 639-1 code like 'nl', got {lang!r}",
-                          "natural_language")
+        try:
+            lang = check_language(rec["natural_language"])
+        except FormatError as error:
+            raise Reject(error.message, error.field) from None
         digest = sha256_text(rec["content"])
         key = {"dataset_id": dataset_id, "repo": rec["repo"], "path": rec["path"]}
         existing = self.session.execute(select(m.SourceFile).filter_by(**key)).scalars().first()
         if existing is not None and existing.content_sha256 != digest:
-            raise _Reject(f"file {rec['repo']}/{rec['path']} is already in dataset "
+            raise Reject(f"file {rec['repo']}/{rec['path']} is already in dataset "
                           f"{rec['dataset']!r} with different content; its targets' spans would "
                           f"no longer fit (import it under another dataset or path)", "content")
         values = {"natural_language": lang, "content": rec["content"], "content_sha256": digest}
@@ -225,13 +186,13 @@ class RecordWriter:
         if "span" in rec:
             start, end = rec["span"]
             if end > len(source.content):
-                raise _Reject(f"span [{start}, {end}] lies beyond the end of the file "
+                raise Reject(f"span [{start}, {end}] lies beyond the end of the file "
                               f"({len(source.content)} characters)", "span")
         else:
             try:
                 start, end = locate_comment(source.content, rec["original_comment"])
             except FormatError as error:
-                raise _Reject(error.message, error.field) from None
+                raise Reject(error.message, error.field) from None
         comment = rec.get("original_comment", source.content[start:end])
         values = {"original_comment": comment}
         if "comment_kind" in rec:
@@ -255,7 +216,7 @@ class RecordWriter:
     def _write_annotator(self, rec):
         role = rec.get("role", "annotator")
         if role not in m.ANNOTATOR_ROLES:
-            raise _Reject(f"unknown role {role!r}; expected one of {', '.join(m.ANNOTATOR_ROLES)}",
+            raise Reject(f"unknown role {role!r}; expected one of {', '.join(m.ANNOTATOR_ROLES)}",
                           "role")
         existing = self.session.execute(select(m.Annotator).where(
             m.Annotator.username == rec["username"])).scalars().first()
@@ -263,6 +224,11 @@ class RecordWriter:
         for name in ("languages", "display_name", "interface_language", "active"):
             if name in rec:
                 values[name] = rec[name]
+        if "languages" in values:
+            try:
+                values["languages"] = check_app_languages(values["languages"])
+            except LanguageCodeError as error:
+                raise Reject(str(error), "languages") from None
         if rec.get("password_hash") and (existing is None or not existing.password_hash):
             values["password_hash"] = rec["password_hash"]  # never replaces a set password
         if existing is None and "display_name" not in values:
@@ -285,7 +251,7 @@ class RecordWriter:
                                 note=rec.get("note", ""),
                                 seconds_spent=rec.get("seconds_spent", 0.0))
         except AnnotationError as error:
-            raise _Reject(str(error), prefix + ("status" if "status" in str(error) else
+            raise Reject(str(error), prefix + ("status" if "status" in str(error) else
                                                 "accuracy")) from None
         return {"accuracy": label.accuracy, "codes": list(label.codes), "note": label.note,
                 "seconds_spent": label.seconds_spent, "status": label.status}
@@ -299,10 +265,10 @@ class RecordWriter:
         if existing is None and rec.get("history"):
             history = rec["history"]
             if not isinstance(history, list):
-                raise _Reject("expected a list of earlier labels", "history")
+                raise Reject("expected a list of earlier labels", "history")
             for i, event in enumerate(history):
                 if not isinstance(event, dict):
-                    raise _Reject(f"entry {i} is not an object", "history")
+                    raise Reject(f"entry {i} is not an object", "history")
                 past = self._label(event, prefix=f"history[{i}].")
                 save_annotation(self.session, generation_id=generation_id,
                                 annotator_id=annotator_id, **past)
@@ -334,14 +300,14 @@ class RecordWriter:
                             adjudicator_id=adjudicator_id, accuracy=label["accuracy"],
                             codes=label["codes"], note=label["note"])
         except AnnotationError as error:
-            raise _Reject(str(error), "adjudicator") from None
+            raise Reject(str(error), "adjudicator") from None
         return "created" if existing is None else "updated"
 
     def _write_metric_run(self, rec):
         values = {k: v for k, v in rec.items() if k not in ("type", "signature")}
         for name, allowed in (("context", m.CONTEXT_VARIANTS), ("noise", m.NOISE_KINDS)):
             if name in values and values[name] not in allowed:
-                raise _Reject(f"expected one of {', '.join(allowed)}, got {values[name]!r}", name)
+                raise Reject(f"expected one of {', '.join(allowed)}, got {values[name]!r}", name)
         if values.get("params") is None:
             values.pop("params", None)
         if values.get("library_versions") is None:
@@ -355,13 +321,13 @@ class RecordWriter:
             target_id=self.target_id(rec), kind=noise["kind"], tokenizer=noise["tokenizer"],
             seed=noise["seed"])).scalars().first()
         if found is None:
-            raise _Reject(f"no noise sample {noise} for that target (a 'noise_sample' record must "
+            raise Reject(f"no noise sample {noise} for that target (a 'noise_sample' record must "
                           f"come first)", "noise")
         return found
 
     def _write_noise_sample(self, rec):
         if rec["kind"] not in ("uniform", "targeted"):
-            raise _Reject(f"expected uniform or targeted, got {rec['kind']!r}", "kind")
+            raise Reject(f"expected uniform or targeted, got {rec['kind']!r}", "kind")
         key = {"target_id": self.target_id(rec), "kind": rec["kind"],
                "tokenizer": rec["tokenizer"], "seed": rec["seed"]}
         return self._upsert(m.NoiseSample, key, {"text": rec.get("text", "")})[1]
@@ -379,7 +345,7 @@ class RecordWriter:
 
     def _write_judge_run(self, rec):
         if rec["strategy"] not in m.JUDGE_STRATEGIES:
-            raise _Reject(f"expected one of {', '.join(m.JUDGE_STRATEGIES)}, got "
+            raise Reject(f"expected one of {', '.join(m.JUDGE_STRATEGIES)}, got "
                           f"{rec['strategy']!r}", "strategy")
         values = {k: v for k, v in rec.items() if k not in ("type", "signature")}
         if values.get("params") is None:
@@ -390,7 +356,7 @@ class RecordWriter:
 
     def _status(self, rec):
         if rec["status"] not in m.JUDGE_STATUSES:
-            raise _Reject(f"expected one of {', '.join(m.JUDGE_STATUSES)}, got "
+            raise Reject(f"expected one of {', '.join(m.JUDGE_STATUSES)}, got "
                           f"{rec['status']!r}", "status")
 
     def _write_judge_response(self, rec):
@@ -408,7 +374,7 @@ class RecordWriter:
         self._status(rec)
         codes = rec.get("codes") or []
         if not isinstance(codes, list):
-            raise _Reject("expected a list of {code, confidence, justification}", "codes")
+            raise Reject("expected a list of {code, confidence, justification}", "codes")
         self._codes([c["code"] if isinstance(c, dict) and "code" in c else c for c in codes])
         key = {"run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
                "generation_id": self.generation_id(rec)}
@@ -417,158 +383,3 @@ class RecordWriter:
         if "position" in rec:
             values["position"] = rec["position"]
         return self._upsert(m.JudgeVerdict, key, values)[1]
-
-
-# ------------------------------------------------------------------------------ sources
-
-Located = tuple[str, Any]  # ("line 12", record)
-
-
-def read_jsonl(path: Path) -> Iterator[Located]:
-    """(location, parsed object) per non-blank line; bad JSON raises ImportFailed."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"line {number}", json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ImportFailed(str(path), f"line {number}", None,
-                                   f"not valid JSON ({error.msg} at column {error.colno})"
-                                   ) from None
-
-
-def read_table(path: Path) -> Iterator[Located]:
-    """Rows of a parquet file ('row N', 1-based) or a JSON lines file ('line N')."""
-    if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(path)
-        except Exception as error:  # pyarrow raises several kinds for a broken file
-            raise ImportFailed(str(path), "file", None, f"cannot read parquet: {error}") from None
-        for number, row in enumerate(table.to_pylist(), start=1):
-            yield f"row {number}", row
-    else:
-        yield from read_jsonl(path)
-
-
-def _json_fields(kind: str) -> set[str]:
-    return {f for f, k in RECORD_FIELDS[kind].items() if k.rstrip("!?") == "json"}
-
-
-def read_parquet_export(folder: Path) -> Iterator[tuple[str, Located]]:
-    """Records of a parquet export folder (one `<type>.parquet` per record type)."""
-    import pyarrow.parquet as pq
-
-    files = {p.stem: p for p in folder.glob("*.parquet")}
-    unknown = sorted(set(files) - set(RECORD_TYPES))
-    if unknown:
-        raise ImportFailed(str(folder), "folder", None,
-                           f"unknown table(s) {', '.join(unknown)}; expected <type>.parquet for "
-                           f"type in {', '.join(RECORD_TYPES)}")
-    if not files:
-        raise ImportFailed(str(folder), "folder", None, "no <type>.parquet files in it")
-    for kind in RECORD_TYPES:
-        if kind not in files:
-            continue
-        spec, as_json = RECORD_FIELDS[kind], _json_fields(kind)
-        for number, row in enumerate(pq.read_table(files[kind]).to_pylist(), start=1):
-            record = {"type": kind}
-            for name, value in row.items():
-                if name in as_json and isinstance(value, str):
-                    value = json.loads(value)
-                if value is None and name in spec and not spec[name].endswith("?"):
-                    continue  # a column that this row does not use
-                record[name] = value
-            yield str(files[kind]), (f"row {number}", record)
-
-
-# ------------------------------------------------------------------------------ entry points
-
-def _write_all(writer: RecordWriter, source: str, items: Iterable[Located],
-               convert: Callable[[Any], list] | None = None, total: int | None = None) -> None:
-    for location, item in tqdm(items, desc=Path(source).name, unit="rec", total=total,
-                               disable=None, leave=False):
-        try:
-            records = convert(item) if convert else [item]
-            for record in records:
-                writer.write(check_record(record))
-        except (FormatError, _Reject) as error:
-            raise ImportFailed(source, location, error.field, error.message) from None
-        except AnnotationError as error:
-            raise ImportFailed(source, location, None, str(error)) from None
-
-
-def import_jsonl(session: Session, paths: Iterable[str | Path],
-                 writer: RecordWriter | None = None) -> ImportStats:
-    """Import project JSONL files (see db/FORMAT.md) into the session's transaction."""
-    writer = writer or RecordWriter(session)
-    for path in map(Path, paths):
-        _write_all(writer, str(path), read_jsonl(path))
-    return writer.stats
-
-
-def import_parquet_export(session: Session, folder: str | Path,
-                          writer: RecordWriter | None = None) -> ImportStats:
-    """Import a folder written by `export --format parquet`."""
-    writer = writer or RecordWriter(session)
-    for source, located in read_parquet_export(Path(folder)):
-        _write_all(writer, source, [located])
-    return writer.stats
-
-
-def import_release(session: Session, paths: Iterable[str | Path], *, lang: str | None = None,
-                   dataset: str = "release", taxonomy_variant: str | None = None,
-                   expert: str = "expert", writer: RecordWriter | None = None) -> ImportStats:
-    """Import tables in the study's public-release layout (one per language).
-
-    Expert labels become annotations of the annotator `expert` (role expert). Codes labelled
-    with another release of the taxonomy are mapped with `taxonomy_variant`.
-    """
-    writer = writer or RecordWriter(session)
-    taxonomy = writer.taxonomy
-    if taxonomy_variant:
-        def map_codes(codes):
-            return taxonomy.map_variant(codes, taxonomy_variant)
-    else:
-        map_codes = taxonomy.validate_codes
-    writer.write(check_record({"type": "dataset", "name": dataset}))
-    writer.write(check_record({"type": "annotator", "username": expert, "role": "expert"}))
-    dataset_id = writer.dataset_id(dataset)
-    owners: dict[tuple[str, str], str] = {}  # (repo, path) -> sha256 of the content there
-
-    def place_file(file_id: str, repo: str, path: str, content: str) -> str:
-        """The row's path, unless a different file already holds that repo and path (releases
-        may repeat a path across files): then `path@file_id`. Deterministic, so re-importing
-        finds the same places."""
-        digest = sha256_text(content)
-        for candidate in (path, f"{path}@{file_id}"):
-            if (repo, candidate) not in owners:
-                found = session.execute(select(m.SourceFile.content_sha256).filter_by(
-                    dataset_id=dataset_id, repo=repo, path=candidate)).scalars().first()
-                if found is None:
-                    owners[(repo, candidate)] = digest
-                    return candidate
-                owners[(repo, candidate)] = found
-            if owners[(repo, candidate)] == digest:
-                return candidate
-        raise FormatError(f"file {file_id!r}: {repo}/{path} and {path}@{file_id} already hold "
-                          f"other content", "path")
-    for path in map(Path, paths):
-        try:
-            language = lang or language_from_filename(path.name)
-        except FormatError as error:
-            raise ImportFailed(str(path), "file name", None, error.message) from None
-
-        def convert(row, language=language):
-            if not isinstance(row, dict):
-                raise FormatError(f"a row must be an object, got {type(row).__name__}")
-            missing = [c for c in ("file_id", "content", "original_comment") if c not in row]
-            if missing:
-                raise FormatError("missing column", missing[0])
-            return release_row_records(row, language=language, dataset=dataset,
-                                       models=release_models(row), expert=expert,
-                                       map_codes=map_codes, place_file=place_file)
-        _write_all(writer, str(path), read_table(path), convert)
-    return writer.stats
