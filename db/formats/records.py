@@ -25,15 +25,19 @@ class FormatError(ValueError):
 
 # Field kinds: str, int, float, bool, json (any JSON value), strlist (list of strings),
 # span ([start, end], end exclusive). Suffix "!" = required, "?" = may be null.
-_TARGET_REF = {"dataset": "str!", "repo": "str!", "path": "str!", "span": "span"}
-_GENERATION_REF = {**_TARGET_REF, "span": "span!", "model": "str!"}
+# A target is a comment of a file (repo + path + span) or a pairs item of a dataset (item).
+_TARGET_REF = {"dataset": "str!", "repo": "str", "path": "str", "span": "span", "item": "str"}
+_GENERATION_REF = {**_TARGET_REF, "model": "str!"}
+_REF_KINDS = {"target", "generation", "assignment", "annotation", "gold_label", "noise_sample",
+              "metric_score", "judge_response", "judge_verdict"}
 
 RECORD_FIELDS: dict[str, dict[str, str]] = {
     "dataset": {"name": "str!", "description": "str"},
     "file": {"dataset": "str!", "repo": "str!", "path": "str!", "natural_language": "str!",
              "programming_language": "str", "licence": "str", "external_id": "str?",
              "content": "str!"},
-    "target": {**_TARGET_REF, "original_comment": "str", "comment_kind": "str"},
+    "target": {**_TARGET_REF, "original_comment": "str", "comment_kind": "str",
+               "natural_language": "str", "context": "str?"},
     "generation": {**_GENERATION_REF, "fim_input": "str", "raw_output": "str",
                    "predicted_comment": "str", "backend": "str", "params": "json"},
     "annotator": {"username": "str!", "role": "str", "languages": "strlist",
@@ -48,16 +52,16 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
     "metric_run": {"signature": "str!", "metric": "str!", "model": "str", "layer": "int?",
                    "tokenizer": "str", "context": "str", "noise": "str", "seed": "int?",
                    "params": "json", "library_versions": "json"},
-    "noise_sample": {**_TARGET_REF, "span": "span!", "kind": "str!", "tokenizer": "str!",
+    "noise_sample": {**_TARGET_REF, "kind": "str!", "tokenizer": "str!",
                      "seed": "int!", "text": "str"},
     # the subject is a generation (model given) or a noise sample (noise = {kind, tokenizer, seed})
-    "metric_score": {"run": "str!", **_TARGET_REF, "span": "span!", "model": "str?",
+    "metric_score": {"run": "str!", **_TARGET_REF, "model": "str?",
                      "noise": "json", "precision": "float?", "recall": "float?", "f": "float?",
                      "error": "str?", "details": "json"},
     "judge_run": {"signature": "str!", "model": "str!", "backend": "str", "strategy": "str!",
                   "prompt_language": "str!", "prompt_version": "str!", "params": "json",
                   "prompt_tokens": "int", "completion_tokens": "int", "cost_usd": "float?"},
-    "judge_response": {"run": "str!", **_TARGET_REF, "span": "span!", "cluster": "str",
+    "judge_response": {"run": "str!", **_TARGET_REF, "cluster": "str",
                        "order": "json", "status": "str!", "raw_response": "str",
                        "repairs": "json", "error": "str?", "prompt_tokens": "int",
                        "completion_tokens": "int", "latency_s": "float", "cached": "bool"},
@@ -126,8 +130,8 @@ def check_record(record: Any) -> dict:
                 raise FormatError(f"missing (required in a {kind} record)", field)
             continue
         out[field] = _check_value(field_kind, record[field], field)
-    if kind == "target" and "span" not in out and not out.get("original_comment"):
-        raise FormatError("a target needs a span or an original_comment to locate", "span")
+    if kind in _REF_KINDS:
+        _check_target_ref(kind, out)
     if kind == "metric_score":
         has_model, has_noise = out.get("model") is not None, out.get("noise") is not None
         if has_model == has_noise:
@@ -137,6 +141,31 @@ def check_record(record: Any) -> dict:
                               and {"kind", "tokenizer", "seed"} <= set(out["noise"])):
             raise FormatError("expected {\"kind\", \"tokenizer\", \"seed\"}", "noise")
     return out
+
+
+def _check_target_ref(kind: str, out: dict) -> None:
+    """A file target's key (repo, path, span) or a pairs item's (item), never both."""
+    if out.get("item") is not None:
+        extra = [f for f in ("repo", "path", "span") if f in out]
+        if extra:
+            raise FormatError(f"a pairs item ('item') has no {extra[0]}", extra[0])
+        if kind == "target":
+            for name in ("natural_language", "original_comment"):
+                if name not in out:
+                    raise FormatError("missing (required in a pairs target)", name)
+        return
+    for name in ("repo", "path"):
+        if name not in out:
+            raise FormatError(f"missing (required in a {kind} record: the file's repo and path, "
+                              f"or 'item' for a pairs item)", name)
+    if kind == "target":
+        if "span" not in out and not out.get("original_comment"):
+            raise FormatError("a target needs a span or an original_comment to locate", "span")
+        for name in ("natural_language", "context"):
+            if out.get(name) is not None:
+                raise FormatError("only a pairs target ('item') has its own " + name, name)
+    elif "span" not in out:
+        raise FormatError(f"missing (required in a {kind} record)", "span")
 
 
 def sha256_text(text: str) -> str:

@@ -110,6 +110,11 @@ class BulkWriter:
                       "span": (start, end)}
         if "comment_kind" in rec:
             values["comment_kind"] = rec["comment_kind"]
+        earlier = self.targets.get(key)
+        if earlier is not None and earlier["original_comment"] != values["original_comment"]:
+            raise Reject(f"another text for this target on an earlier row: "
+                         f"{earlier['original_comment']!r:.60}", "original_comment"
+                         if key[0] != "item" else "reference")
         kept[1][key] = values
 
     @staticmethod
@@ -126,6 +131,10 @@ class BulkWriter:
         values = {f: rec[f] for f in _GENERATION_FIELDS if f in rec}
         if rec.get("params") is not None:
             values["params"] = rec["params"]
+        earlier = self.generations.get(target + (rec["model"],))
+        if earlier is not None and earlier != values:
+            raise Reject(f"another prediction of model {rec['model']!r} for this target on an "
+                         f"earlier row", "model")
         kept[2][target + (rec["model"],)] = values
 
     def _add_annotation(self, rec: dict, kept) -> None:

@@ -29,7 +29,7 @@ class RecordWriter:
     def __init__(self, session: Session, problems: Problems | None = None):
         self.session = session
         self.stats = ImportStats()
-        self.problems = problems or Problems()
+        self.problems = problems if problems is not None else Problems()
         self._datasets: dict[str, int] = {}
         self._files: dict[tuple, m.SourceFile] = {}
         self._targets: dict[tuple, int] = {}
@@ -90,6 +90,16 @@ class RecordWriter:
         return self._files[key]
 
     def target_id(self, rec: dict) -> int:
+        if rec.get("item") is not None:
+            key = ("item", self.dataset_id(rec["dataset"], create=False), rec["item"])
+            if key not in self._targets:
+                found = self.session.execute(select(m.Target.id).filter_by(
+                    dataset_id=key[1], external_id=key[2])).scalars().first()
+                if found is None:
+                    raise Reject(f"no item {rec['item']!r} in dataset {rec['dataset']!r} (its "
+                                 f"'target' record must come first)", "item")
+                self._targets[key] = found
+            return self._targets[key]
         source = self.source_file(rec)
         start, end = rec["span"]
         key = (source.id, start, end)
@@ -181,7 +191,25 @@ class RecordWriter:
         self._files[(rec["dataset"], rec["repo"], rec["path"])] = row
         return outcome
 
+    def _write_pairs_target(self, rec):
+        key = {"dataset_id": self.dataset_id(rec["dataset"], create=False),
+               "external_id": rec["item"]}
+        try:
+            language = check_language(rec["natural_language"])
+        except FormatError as error:
+            raise Reject(error.message, error.field) from None
+        values = {"original_comment": rec["original_comment"], "natural_language": language,
+                  "context": rec.get("context"), "span_start": 0,
+                  "span_end": len(rec["original_comment"])}
+        if "comment_kind" in rec:
+            values["comment_kind"] = rec["comment_kind"]
+        row, outcome = self._upsert(m.Target, key, values)
+        self._targets[("item", key["dataset_id"], rec["item"])] = row.id
+        return outcome
+
     def _write_target(self, rec):
+        if rec.get("item") is not None:
+            return self._write_pairs_target(rec)
         source = self.source_file(rec)
         if "span" in rec:
             start, end = rec["span"]
