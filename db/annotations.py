@@ -217,7 +217,7 @@ def insert_new_annotations(session: Session,
         return 0
     version, now = default_taxonomy().version, utcnow()
     session.flush()
-    session.execute(insert(Annotation), [
+    session.execute(insert(Annotation.__table__), [
         dict(generation_id=g, annotator_id=a, accuracy=label.accuracy, status=label.status,
              note=label.note, seconds_spent=label.seconds_spent, taxonomy_version=version,
              revision=1, created_at=now, updated_at=now) for g, a, label in labels])
@@ -233,8 +233,8 @@ def insert_new_annotations(session: Session,
     codes = [dict(annotation_id=ids[(g, a)], code=code) for g, a, label in labels
              for code in label.codes]
     if codes:
-        session.execute(insert(AnnotationCode), codes)
-    session.execute(insert(AnnotationEvent), [
+        session.execute(insert(AnnotationCode.__table__), codes)
+    session.execute(insert(AnnotationEvent.__table__), [
         dict(annotation_id=ids[(g, a)], annotator_id=a, revision=1, accuracy=label.accuracy,
              status=label.status, codes=list(label.codes), note=label.note,
              seconds_spent=label.seconds_spent, created_at=now) for g, a, label in labels])
