@@ -139,3 +139,22 @@ def test_pairs_targets_survive_export_and_import(tmp_path, db_url):
         import_jsonl(session, [exported])
     assert _pairs(other) == _pairs(db_url)
     assert table_counts(other) == table_counts(db_url)
+
+
+def test_target_language_and_dataset_cover_both_kinds(tmp_path, any_db_url):
+    from db_testkit import release_rows, write_release
+
+    from db.importer import import_release
+    from db.targets import IS_PAIRS_TARGET, TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
+
+    assert main(["import", "--format", "pairs", "--dataset", "wmt",
+                 str(_write(tmp_path / "p.csv", ROWS)), "--db", any_db_url]) == 0
+    with session_scope(any_db_url) as session:
+        import_release(session, [write_release(tmp_path / "nl.jsonl", release_rows()[:1])])
+    with session_scope(any_db_url) as session:
+        datasets = {d.id: d.name for d in session.execute(select(m.Dataset)).scalars()}
+        rows = session.execute(with_source(select(
+            m.Target.original_comment, TARGET_LANGUAGE, TARGET_DATASET_ID, IS_PAIRS_TARGET))
+            .order_by(m.Target.id)).all()
+    assert [(lang, datasets[d], pairs) for _, lang, d, pairs in rows] == [
+        ("en", "wmt", True), ("de", "wmt", True), ("nl", "release", False)]
