@@ -12,7 +12,7 @@ from db.formats.pairs import pairs_row_records
 from db.importer.bulk import BulkWriter
 from db.importer.errors import ImportStats, Problems, Reject
 from db.importer.records import RecordWriter
-from db.importer.sources import Unreadable, read_table, table_files
+from db.importer.sources import Unreadable, counted_rows, read_table, table_files
 
 
 def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str = "pairs",
@@ -38,7 +38,7 @@ def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str 
                                    "role": "expert"}))
     bulk = BulkWriter(writer)
     for path in files:
-        for location, row in read_table(path):
+        for location, row in counted_rows(read_table(path), str(path), problems):
             if isinstance(row, Unreadable):
                 problems.add(str(path), location, None, row.message)
                 continue

@@ -22,7 +22,7 @@ from db.importer.bulk import BulkWriter
 from db.importer.errors import ImportStats, Problems
 from db.importer.project import write_all
 from db.importer.records import RecordWriter
-from db.importer.sources import Unreadable, read_table, table_files
+from db.importer.sources import Unreadable, counted_rows, read_table, table_files
 
 REQUIRED_COLUMNS = ("file_id", "content", "original_comment")
 
@@ -94,7 +94,7 @@ def import_release(session: Session, paths: Iterable[str | Path], *, lang: str |
             return release_row_records(row, language=language, dataset=dataset,
                                        models=release_models(row), expert=expert,
                                        map_codes=map_codes, place_file=place_file)
-        rows = read_table(path)
+        rows = counted_rows(read_table(path), str(path), problems)
         if limit is not None:
             rows = (item for i, item in enumerate(rows) if i < limit)
         if bulk_writer is None:

@@ -65,6 +65,17 @@ def read_table(path: Path) -> Iterator[Located]:
         yield from read_jsonl(path)
 
 
+def counted_rows(rows: Iterator[Located], source: str, problems) -> Iterator[Located]:
+    """The rows, and a problem (`problems.add`) when there are none: a table that imports
+    nothing is a mistake (a wrong file, an empty export), not a success."""
+    empty = True
+    for item in rows:
+        empty = False
+        yield item
+    if empty:
+        problems.add(source, "file", None, "no rows in it")
+
+
 def table_files(paths) -> list[Path]:
     """The files to read: each path itself, or for a folder every table file under it (sorted),
     so `Chinese/train-00000-of-00001.parquet` ... of a downloaded release come in one call."""

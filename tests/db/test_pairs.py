@@ -158,3 +158,14 @@ def test_target_language_and_dataset_cover_both_kinds(tmp_path, any_db_url):
             .order_by(m.Target.id)).all()
     assert [(lang, datasets[d], pairs) for _, lang, d, pairs in rows] == [
         ("en", "wmt", True), ("de", "wmt", True), ("nl", "release", False)]
+
+
+def test_an_empty_table_is_an_error_not_a_success(tmp_path, db_url, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("reference,prediction,label\n", encoding="utf-8")
+    assert main(["import", "--format", "pairs", "--lang", "en", str(empty), "--db", db_url]) == 2
+    assert "empty.csv, file: no rows in it" in capsys.readouterr().err
+    (tmp_path / "nl.jsonl").write_text("", encoding="utf-8")
+    assert main(["import", "--format", "release", str(tmp_path / "nl.jsonl"),
+                 "--db", db_url]) == 2
+    assert "nl.jsonl, file: no rows in it" in capsys.readouterr().err
