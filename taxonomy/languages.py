@@ -1,5 +1,5 @@
 """Natural-language codes: the one check that a language code is real, for the importer and the
-metrics alike (pure, imports nothing of the project).
+metrics alike (pure; imports only `taxonomy.models`).
 
 Accepted: the 183 ISO 639-1 codes (`de`, `zh`, ...) and the ISO 639-3 / 639-2 codes of the same
 languages (`deu`, `ger`, `zho`, `chi`, ...), any case, normalised to the two-letter code, which
@@ -11,6 +11,8 @@ use instead ("did you mean 'de'?").
 (`taxonomy.LANGUAGES`); an annotator's `languages` must be among them.
 """
 from __future__ import annotations
+
+from taxonomy.models import LANGUAGES
 
 # code639-1 code639-3[/code639-2B] English name[/other name]; one language a line
 _TABLE = """
@@ -74,7 +76,7 @@ def _parse_table() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
 
 _CODES, _NAMES, ENGLISH_NAMES = _parse_table()
 ISO_639_1 = tuple(sorted(ENGLISH_NAMES))
-APP_LANGUAGES = ("en", "zh", "nl", "el", "pl")  # as taxonomy.LANGUAGES
+APP_LANGUAGES = LANGUAGES  # the app's and the taxonomy translations' languages
 
 
 def normalise_language(value: object) -> str:

@@ -10,7 +10,7 @@ from sqlmodel import Session
 from db.formats import FormatError, check_language, check_record
 from db.formats.pairs import pairs_row_records
 from db.importer.bulk import BulkWriter
-from db.importer.errors import ImportStats, Problems, Reject
+from db.importer.errors import ImportStats, Problems
 from db.importer.records import RecordWriter
 from db.importer.sources import Unreadable, counted_rows, read_table, table_files
 
@@ -31,11 +31,7 @@ def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str 
             return writer.stats
     files = table_files(paths)
     writer.write(check_record({"type": "dataset", "name": dataset}))
-    try:
-        writer.annotator_id(annotator, "annotator")
-    except Reject:  # unknown: create it, as the release import does
-        writer.write(check_record({"type": "annotator", "username": annotator,
-                                   "role": "expert"}))
+    writer.ensure_annotator(annotator)
     bulk = BulkWriter(writer)
     for path in files:
         for location, row in counted_rows(read_table(path), str(path), problems):

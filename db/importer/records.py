@@ -134,6 +134,15 @@ class RecordWriter(ResultWriters):
             self._annotators[username] = found
         return self._annotators[username]
 
+    def ensure_annotator(self, username: str, role: str = "expert") -> int:
+        """The labels' annotator of a release or pairs import: created with `role` if new,
+        left as it is (role, languages, password) if it exists."""
+        try:
+            return self.annotator_id(username, "annotator")
+        except Reject:
+            self.write({"type": "annotator", "username": username, "role": role})
+            return self._annotators[username]
+
     def _run_id(self, cache: dict, model, signature: str) -> int:
         if signature not in cache:
             found = self.session.execute(select(model.id).where(model.signature == signature)

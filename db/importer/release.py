@@ -74,7 +74,7 @@ def import_release(session: Session, paths: Iterable[str | Path], *, lang: str |
             return writer.stats
     files = table_files(paths)
     writer.write(check_record({"type": "dataset", "name": dataset}))
-    writer.write(check_record({"type": "annotator", "username": expert, "role": "expert"}))
+    writer.ensure_annotator(expert)
     place_file = _FilePlaces(session, writer.dataset_id(dataset))
     map_codes = _code_mapper(writer, taxonomy_variant)
     bulk_writer = BulkWriter(writer) if bulk else None

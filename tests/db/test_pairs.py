@@ -169,3 +169,17 @@ def test_an_empty_table_is_an_error_not_a_success(tmp_path, db_url, capsys):
     assert main(["import", "--format", "release", str(tmp_path / "nl.jsonl"),
                  "--db", db_url]) == 2
     assert "nl.jsonl, file: no rows in it" in capsys.readouterr().err
+
+
+def test_an_existing_annotator_keeps_its_role(tmp_path, db_url):
+    users = tmp_path / "users.jsonl"
+    users.write_text('{"type": "annotator", "username": "anna", "languages": ["en"]}\n',
+                           encoding="utf-8")
+    assert main(["import", str(users), "--db", db_url]) == 0
+    path = _write(tmp_path / "p.csv", ROWS[:1])
+    assert main(["import", "--format", "pairs", "--annotator", "anna", str(path),
+                 "--db", db_url]) == 0
+    with session_scope(db_url) as session:
+        anna = session.execute(select(m.Annotator)).scalars().one()
+        assert (anna.role, anna.languages) == ("annotator", ["en"])
+        assert session.execute(select(m.Annotation.annotator_id)).scalar() == anna.id
