@@ -1,6 +1,7 @@
 """The database CLI: `python -m db import|export|demo|info|upgrade [--db URL]`.
 
-  import  PATH...  --format jsonl|parquet|release   one transaction; a bad record changes nothing
+  import  PATH...  --format jsonl|parquet|release|pairs [--check]
+                                                    one transaction; a bad record changes nothing
   export  --out DIR --format jsonl|parquet          everything, incl. annotations and scores
   demo                                              load the shipped demo dataset
   info                                              row counts per table
@@ -20,23 +21,40 @@ def _shown(url: str) -> str:
 
 
 def _cmd_import(args) -> int:
-    from db.importer import import_jsonl, import_parquet_export, import_release
+    from db.importer import (Problems, RecordWriter, import_jsonl, import_pairs,
+                             import_parquet_export, import_release)
 
     url = resolve_url(args.db)
+    problems = Problems(collect=args.check)
     with session_scope(url) as session:
+        writer = RecordWriter(session, problems)
         if args.format == "jsonl":
-            stats = import_jsonl(session, args.paths)
+            import_jsonl(session, args.paths, writer=writer)
         elif args.format == "parquet":
-            stats = None
-            from db.importer import RecordWriter
-            writer = RecordWriter(session)
             for folder in args.paths:
-                stats = import_parquet_export(session, folder, writer=writer)
+                import_parquet_export(session, folder, writer=writer)
+        elif args.format == "pairs":
+            import_pairs(session, args.paths, dataset=args.dataset or "pairs", lang=args.lang,
+                         model=args.model, annotator=args.annotator, writer=writer)
         else:
-            stats = import_release(session, args.paths, lang=args.lang, dataset=args.dataset,
-                                   taxonomy_variant=args.taxonomy_variant)
+            import_release(session, args.paths, lang=args.lang,
+                           dataset=args.dataset or "release",
+                           taxonomy_variant=args.taxonomy_variant, expert=args.annotator,
+                           writer=writer)
+        if args.check:
+            session.rollback()  # a check writes nothing
+    if args.check:
+        if problems:
+            for line in problems.lines():
+                print(line, file=sys.stderr)
+            print(f"check: {len(problems)} problem(s) in {len(args.paths)} source(s); nothing "
+                  f"was written", file=sys.stderr)
+            return 2
+        print(f"check: no problems in {len(args.paths)} source(s); an import would write:")
+        print(writer.stats.summary())
+        return 0
     print(f"imported {len(args.paths)} source(s) into {_shown(url)} (one transaction):")
-    print(stats.summary())
+    print(writer.stats.summary())
     return 0
 
 
@@ -96,19 +114,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m db", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    p = commands.add_parser("import", help="import project JSONL, a parquet export, or release "
-                                           "tables (one transaction)")
+    p = commands.add_parser("import", help="import project JSONL, a parquet export, release "
+                                           "tables or pairs files (one transaction)")
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--format", choices=("jsonl", "parquet", "release"), default="jsonl",
+    p.add_argument("--format", choices=("jsonl", "parquet", "release", "pairs"), default="jsonl",
                    help="jsonl: project records (db/FORMAT.md); parquet: a folder written by "
                         "`export --format parquet`; release: the study's per-language tables "
-                        "(.parquet or .jsonl)")
-    p.add_argument("--lang", help="release: natural language of every table (default: from the "
-                                  "file name, e.g. zh.parquet, dutch.jsonl)")
-    p.add_argument("--dataset", default="release", help="release: dataset name (default release)")
+                        "(.parquet or .jsonl files, or a folder holding them); pairs: "
+                        "reference/prediction/label rows (.csv, .tsv, .jsonl)")
+    p.add_argument("--check", action="store_true",
+                   help="read everything and list every problem (file, row, field); write "
+                        "nothing; exit 2 when there are problems")
+    p.add_argument("--lang", help="release, pairs: natural language (ISO 639-1/-3) of every "
+                                  "table or row without one (release default: from the file or "
+                                  "folder name, e.g. zh.parquet, Dutch/train.parquet)")
+    p.add_argument("--dataset", default=None,
+                   help="release, pairs: dataset name (default release, pairs)")
     p.add_argument("--taxonomy-variant", default=None,
                    help="release: the taxonomy release the error codes were labelled with, "
                         "mapped onto the current one (e.g. variant-gr6)")
+    p.add_argument("--model", default="model",
+                   help="pairs: model name of rows without a model column (default model)")
+    p.add_argument("--annotator", default="expert",
+                   help="release, pairs: username the labels are stored under (default expert; "
+                        "created with role expert)")
     add_database_argument(p)
     p.set_defaults(run=_cmd_import)
 

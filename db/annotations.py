@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
@@ -204,6 +204,54 @@ def save_annotation(session: Session, *, generation_id: int, annotator_id: int, 
                                 seconds_spent=label.seconds_spent, created_at=values["updated_at"]))
     session.flush()
     return annotation
+
+
+def insert_new_annotations(session: Session,
+                           labels: Sequence[tuple[int, int, CheckedLabel]]) -> int:
+    """First saves of many labels at once (the bulk import): (generation id, annotator id,
+    checked label) each, none of them stored yet. Writes what `save_annotation` writes on a
+    first save (revision 1, the codes, one AnnotationEvent) in three multi-row inserts; the
+    caller guarantees that the generations and annotators exist and that no label is stored
+    (the unique key refuses a second one). Returns how many were inserted."""
+    if not labels:
+        return 0
+    version, now = default_taxonomy().version, utcnow()
+    session.flush()
+    session.execute(insert(Annotation.__table__), [
+        dict(generation_id=g, annotator_id=a, accuracy=label.accuracy, status=label.status,
+             note=label.note, seconds_spent=label.seconds_spent, taxonomy_version=version,
+             revision=1, created_at=now, updated_at=now) for g, a, label in labels])
+    wanted = {(g, a) for g, a, _ in labels}
+    ids = {}
+    generation_ids = sorted({g for g, _ in wanted})
+    for at in range(0, len(generation_ids), 900):  # an IN list every backend takes
+        for row in session.execute(select(Annotation.id, Annotation.generation_id,
+                                          Annotation.annotator_id).where(
+                Annotation.generation_id.in_(generation_ids[at:at + 900]))):
+            if (row.generation_id, row.annotator_id) in wanted:
+                ids[(row.generation_id, row.annotator_id)] = row.id
+    codes = [dict(annotation_id=ids[(g, a)], code=code) for g, a, label in labels
+             for code in label.codes]
+    if codes:
+        session.execute(insert(AnnotationCode.__table__), codes)
+    session.execute(insert(AnnotationEvent.__table__), [
+        dict(annotation_id=ids[(g, a)], annotator_id=a, revision=1, accuracy=label.accuracy,
+             status=label.status, codes=list(label.codes), note=label.note,
+             seconds_spent=label.seconds_spent, created_at=now) for g, a, label in labels])
+    return len(labels)
+
+
+def annotation_codes_of(session: Session, annotation_ids: Sequence[int]
+                        ) -> dict[int, tuple[str, ...]]:
+    """The codes of many annotations: annotation id -> sorted codes (absent: no codes)."""
+    found: dict[int, list[str]] = {}
+    ids = sorted(set(annotation_ids))
+    for at in range(0, len(ids), 900):
+        for annotation_id, code in session.execute(
+                select(AnnotationCode.annotation_id, AnnotationCode.code)
+                .where(AnnotationCode.annotation_id.in_(ids[at:at + 900]))):
+            found.setdefault(annotation_id, []).append(code)
+    return {k: tuple(sorted(v)) for k, v in found.items()}
 
 
 def get_annotation(session: Session, generation_id: int, annotator_id: int) -> Annotation | None:

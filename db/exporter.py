@@ -40,6 +40,12 @@ def export_records(session: Session) -> Iterator[dict]:
 
     targets = {}
     for t in _by_id(session, m.Target):
+        if t.source_file_id is None:  # a pairs item, without a file
+            targets[t.id] = {"dataset": datasets[t.dataset_id].name, "item": t.external_id}
+            yield {"type": "target", **targets[t.id], "original_comment": t.original_comment,
+                   "comment_kind": t.comment_kind, "natural_language": t.natural_language,
+                   "context": t.context}
+            continue
         targets[t.id] = {**files[t.source_file_id], "span": [t.span_start, t.span_end]}
         yield {"type": "target", **targets[t.id], "original_comment": t.original_comment,
                "comment_kind": t.comment_kind}

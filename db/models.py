@@ -78,18 +78,32 @@ class SourceFile(SQLModel, table=True):
 
 
 class Target(SQLModel, table=True):
-    """One comment in a source file that models are asked to regenerate."""
+    """One comment in a source file that models are asked to regenerate, or (a pairs target,
+    `source_file_id` NULL) one reference text of a dataset, imported without a file."""
     __tablename__ = "target"
     __table_args__ = (
         UniqueConstraint("source_file_id", "span_start", "span_end", name="uq_target_span"),
+        UniqueConstraint("dataset_id", "external_id", name="uq_target_item"),
         CheckConstraint("span_start >= 0 AND span_start <= span_end", name="ck_target_span"),
+        CheckConstraint("(source_file_id IS NULL) <> (dataset_id IS NULL)",
+                        name="ck_target_owner"),
+        CheckConstraint("source_file_id IS NOT NULL OR length(natural_language) BETWEEN 2 AND 8",
+                        name="ck_target_lang"),
     )
     id: Optional[int] = Field(default=None, primary_key=True)
-    source_file_id: int = Field(foreign_key="source_file.id", index=True, ondelete="CASCADE")
+    source_file_id: Optional[int] = Field(default=None, foreign_key="source_file.id", index=True,
+                                          ondelete="CASCADE")
     span_start: int  # character offsets into SourceFile.content, end exclusive
     span_end: int
     original_comment: str = _text()
     comment_kind: str = ""  # line | block | docstring
+    # pairs targets only (NULL for a file's comment): their dataset, item id, language, and
+    # optional context text standing in for the file around the comment
+    dataset_id: Optional[int] = Field(default=None, foreign_key="dataset.id", index=True,
+                                      ondelete="CASCADE")
+    external_id: Optional[str] = None
+    natural_language: Optional[str] = None
+    context: Optional[str] = _text(nullable=True)
 
 
 class Generation(SQLModel, table=True):
@@ -105,6 +119,11 @@ class Generation(SQLModel, table=True):
     backend: str = ""
     params: dict = _json()
     created_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def is_empty(self) -> bool:
+        """The model wrote nothing (a real, labelled outcome: scored and shown as such)."""
+        return not self.predicted_comment.strip() and not self.raw_output.strip()
 
 
 # ---------------------------------------------------------------- humans

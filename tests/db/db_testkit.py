@@ -148,3 +148,20 @@ def write_release(path: Path, rows: list[dict]) -> Path:
     else:
         write_jsonl(path, rows)
     return path
+
+
+# ------------------------------------------------------------------------------ repeated comments
+
+REPEATED_COMMENT = "# Lees de waarde uit de cache en geef None terug als die ontbreekt"
+
+
+def repeated_comment_file() -> tuple[str, list[int]]:
+    """A file where one comment occurs twice with the same 200+ characters around both
+    occurrences (repeated code), and the two starts."""
+    before = "".join(f"import module_{i}\n" for i in range(20))  # > 200 characters
+    after = "\ndef lees(cache, sleutel):\n" + "".join(
+        f"    stap_{i} = cache.get(sleutel)\n" for i in range(10))  # > 200 characters
+    block = before + REPEATED_COMMENT + after
+    content = block + block
+    first = content.index(REPEATED_COMMENT)
+    return content, [first, content.index(REPEATED_COMMENT, first + 1)]

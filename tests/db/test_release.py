@@ -122,8 +122,8 @@ def test_taxonomy_variant_codes_are_mapped(tmp_path, db_url):
      "row 1", "expert_accuracy_google/codegemma-7b", "unknown accuracy label"),
     (lambda rows: rows[2].update({"error_codes_google/codegemma-7b": "MS-ET, XX-1"}),
      "row 3", "error_codes_google/codegemma-7b", "XX-1"),
-    (lambda rows: rows[1].update({"expert_accuracy_google/codegemma-7b": "Correct"}),
-     "row 2", "expert_accuracy_google/codegemma-7b", "no prediction"),
+    (lambda rows: rows[1].update({"error_codes_google/codegemma-7b": "MS-ET"}),
+     "row 2", "error_codes_google/codegemma-7b", "without an expert accuracy"),
     (lambda rows: rows[0].pop("content"), "row 1", "content", "missing"),
 ])
 def test_bad_row_names_file_row_field_and_changes_nothing(tmp_path, db_url, change, location,
@@ -144,7 +144,7 @@ def test_bad_row_names_file_row_field_and_changes_nothing(tmp_path, db_url, chan
 def test_language_must_be_known(tmp_path, db_url, capsys):
     path = write_release(tmp_path / "table.jsonl", release_rows())
     assert main(["import", "--format", "release", str(path), "--db", db_url]) == 2
-    assert "no natural language in the file name" in capsys.readouterr().err
+    assert "no natural language in the path" in capsys.readouterr().err
     assert main(["import", "--format", "release", "--lang", "nl", "--dataset", "study",
                  str(path), "--db", db_url]) == 0
     assert "annotation      5 created" in capsys.readouterr().out

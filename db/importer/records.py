@@ -1,0 +1,342 @@
+"""The per-record writer: validated project records into one session, resolving natural keys
+(dataset name; file = dataset + repo + path; target = file + span; generation = target + model;
+annotator = username; runs = signature), so importing the same data twice changes nothing.
+Labels go through `db.annotations.save_annotation`, one save per label with its history.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import null, select
+from sqlmodel import Session
+
+from db import models as m
+from db.annotations import (AnnotationError, annotation_codes, check_label, get_annotation,
+                            gold_label_codes, save_annotation, save_gold_label)
+from db.formats import FormatError, check_language, locate_comment, sha256_text
+from db.importer.errors import ImportStats, Problems, Reject
+from db.importer.results import ResultWriters
+from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
+from taxonomy.languages import LanguageCodeError, check_app_languages
+
+
+def _differs(row, values: dict) -> bool:
+    return any(getattr(row, k) != v for k, v in values.items())
+
+
+class RecordWriter(ResultWriters):
+    """Writes validated project records into one session, resolving natural keys."""
+
+    def __init__(self, session: Session, problems: Problems | None = None):
+        self.session = session
+        self.stats = ImportStats()
+        self.problems = problems if problems is not None else Problems()
+        self._datasets: dict[str, int] = {}
+        self._files: dict[tuple, m.SourceFile] = {}
+        self._targets: dict[tuple, int] = {}
+        self._generations: dict[tuple, int] = {}
+        self._annotators: dict[str, int] = {}
+        self._metric_runs: dict[str, int] = {}
+        self._judge_runs: dict[str, int] = {}
+        self.taxonomy = default_taxonomy()
+
+    def forget(self) -> None:
+        """Drop the cached keys (after a rolled-back savepoint, some may name undone rows)."""
+        for cache in (self._datasets, self._files, self._targets, self._generations,
+                      self._annotators, self._metric_runs, self._judge_runs):
+            cache.clear()
+
+    # -------------------------------------------------------------- generic upsert
+    def _upsert(self, model, key: dict, values: dict) -> tuple[Any, str]:
+        row = self.session.execute(select(model).filter_by(**key)).scalars().first()
+        if row is None:
+            row = model(**key, **values)
+            for name, value in values.items():  # an explicit None must stay NULL, not the
+                setattr(row, name, null() if value is None else value)  # column default
+            self.session.add(row)
+            self.session.flush()
+            return row, "created"
+        if _differs(row, values):
+            for name, value in values.items():
+                setattr(row, name, value)
+            self.session.flush()
+            return row, "updated"
+        return row, "unchanged"
+
+    # -------------------------------------------------------------- key resolution
+    def dataset_id(self, name: str, create: bool = True) -> int:
+        if name not in self._datasets:
+            row = self.session.execute(select(m.Dataset).where(m.Dataset.name == name)
+                                       ).scalars().first()
+            if row is None:
+                if not create:
+                    raise Reject(f"dataset {name!r} does not exist", "dataset")
+                row = m.Dataset(name=name)
+                self.session.add(row)
+                self.session.flush()
+                self.stats.add("dataset", "created")
+            self._datasets[name] = row.id
+        return self._datasets[name]
+
+    def source_file(self, rec: dict) -> m.SourceFile:
+        key = (rec["dataset"], rec["repo"], rec["path"])
+        if key not in self._files:
+            dataset_id = self.dataset_id(rec["dataset"], create=False)
+            row = self.session.execute(select(m.SourceFile).filter_by(
+                dataset_id=dataset_id, repo=rec["repo"], path=rec["path"])).scalars().first()
+            if row is None:
+                raise Reject(f"file {rec['repo']}/{rec['path']} of dataset {rec['dataset']!r} "
+                              f"is unknown (a 'file' record must come first)", "path")
+            self._files[key] = row
+        return self._files[key]
+
+    def target_id(self, rec: dict) -> int:
+        if rec.get("item") is not None:
+            key = ("item", self.dataset_id(rec["dataset"], create=False), rec["item"])
+            if key not in self._targets:
+                found = self.session.execute(select(m.Target.id).filter_by(
+                    dataset_id=key[1], external_id=key[2])).scalars().first()
+                if found is None:
+                    raise Reject(f"no item {rec['item']!r} in dataset {rec['dataset']!r} (its "
+                                 f"'target' record must come first)", "item")
+                self._targets[key] = found
+            return self._targets[key]
+        source = self.source_file(rec)
+        start, end = rec["span"]
+        key = (source.id, start, end)
+        if key not in self._targets:
+            found = self.session.execute(select(m.Target.id).filter_by(
+                source_file_id=source.id, span_start=start, span_end=end)).scalars().first()
+            if found is None:
+                raise Reject(f"no target at span [{start}, {end}] in {rec['repo']}/"
+                              f"{rec['path']} (a 'target' record must come first)", "span")
+            self._targets[key] = found
+        return self._targets[key]
+
+    def generation_id(self, rec: dict) -> int:
+        key = (self.target_id(rec), rec["model"])
+        if key not in self._generations:
+            found = self.session.execute(select(m.Generation.id).filter_by(
+                target_id=key[0], model=key[1])).scalars().first()
+            if found is None:
+                raise Reject(f"no generation of model {rec['model']!r} for that target "
+                              f"(a 'generation' record must come first)", "model")
+            self._generations[key] = found
+        return self._generations[key]
+
+    def annotator_id(self, username: str, field_name: str) -> int:
+        if username not in self._annotators:
+            found = self.session.execute(select(m.Annotator.id).where(
+                m.Annotator.username == username)).scalars().first()
+            if found is None:
+                raise Reject(f"annotator {username!r} is unknown (an 'annotator' record must "
+                              f"come first)", field_name)
+            self._annotators[username] = found
+        return self._annotators[username]
+
+    def ensure_annotator(self, username: str, role: str = "expert") -> int:
+        """The labels' annotator of a release or pairs import: created with `role` if new,
+        left as it is (role, languages, password) if it exists."""
+        try:
+            return self.annotator_id(username, "annotator")
+        except Reject:
+            self.write({"type": "annotator", "username": username, "role": role})
+            return self._annotators[username]
+
+    def _run_id(self, cache: dict, model, signature: str) -> int:
+        if signature not in cache:
+            found = self.session.execute(select(model.id).where(model.signature == signature)
+                                         ).scalars().first()
+            if found is None:
+                raise Reject(f"run {signature!r} is unknown (its run record must come first)",
+                              "run")
+            cache[signature] = found
+        return cache[signature]
+
+    # -------------------------------------------------------------- label checks
+    def _accuracy(self, value, field_name="accuracy"):
+        if value is None:
+            return None
+        try:
+            return AccuracyLabel.parse(value).value
+        except TaxonomyError as error:
+            raise Reject(str(error), field_name) from None
+
+    def _codes(self, codes, field_name="codes") -> list[str]:
+        try:
+            return list(self.taxonomy.validate_codes(codes or []))
+        except TaxonomyError as error:
+            raise Reject(str(error), field_name) from None
+
+    # -------------------------------------------------------------- writers per type
+    def write(self, rec: dict) -> None:
+        kind = rec["type"]
+        outcome = getattr(self, f"_write_{kind}")(rec)
+        self.stats.add(kind, outcome)
+
+    def _write_dataset(self, rec):
+        values = {k: rec[k] for k in ("description",) if k in rec}
+        row, outcome = self._upsert(m.Dataset, {"name": rec["name"]}, values)
+        self._datasets[rec["name"]] = row.id
+        return outcome
+
+    def _write_file(self, rec):
+        dataset_id = self.dataset_id(rec["dataset"])
+        try:
+            lang = check_language(rec["natural_language"])
+        except FormatError as error:
+            raise Reject(error.message, error.field) from None
+        digest = sha256_text(rec["content"])
+        key = {"dataset_id": dataset_id, "repo": rec["repo"], "path": rec["path"]}
+        existing = self.session.execute(select(m.SourceFile).filter_by(**key)).scalars().first()
+        if existing is not None and existing.content_sha256 != digest:
+            raise Reject(f"file {rec['repo']}/{rec['path']} is already in dataset "
+                          f"{rec['dataset']!r} with different content; its targets' spans would "
+                          f"no longer fit (import it under another dataset or path)", "content")
+        values = {"natural_language": lang, "content": rec["content"], "content_sha256": digest}
+        for name in ("programming_language", "licence", "external_id"):
+            if name in rec:
+                values[name] = rec[name]
+        row, outcome = self._upsert(m.SourceFile, key, values)
+        self._files[(rec["dataset"], rec["repo"], rec["path"])] = row
+        return outcome
+
+    def _write_pairs_target(self, rec):
+        key = {"dataset_id": self.dataset_id(rec["dataset"], create=False),
+               "external_id": rec["item"]}
+        try:
+            language = check_language(rec["natural_language"])
+        except FormatError as error:
+            raise Reject(error.message, error.field) from None
+        values = {"original_comment": rec["original_comment"], "natural_language": language,
+                  "context": rec.get("context"), "span_start": 0,
+                  "span_end": len(rec["original_comment"])}
+        if "comment_kind" in rec:
+            values["comment_kind"] = rec["comment_kind"]
+        row, outcome = self._upsert(m.Target, key, values)
+        self._targets[("item", key["dataset_id"], rec["item"])] = row.id
+        return outcome
+
+    def _write_target(self, rec):
+        if rec.get("item") is not None:
+            return self._write_pairs_target(rec)
+        source = self.source_file(rec)
+        if "span" in rec:
+            start, end = rec["span"]
+            if end > len(source.content):
+                raise Reject(f"span [{start}, {end}] lies beyond the end of the file "
+                              f"({len(source.content)} characters)", "span")
+        else:
+            try:
+                start, end = locate_comment(source.content, rec["original_comment"])
+            except FormatError as error:
+                raise Reject(error.message, error.field) from None
+        comment = rec.get("original_comment", source.content[start:end])
+        values = {"original_comment": comment}
+        if "comment_kind" in rec:
+            values["comment_kind"] = rec["comment_kind"]
+        row, outcome = self._upsert(m.Target, {"source_file_id": source.id, "span_start": start,
+                                               "span_end": end}, values)
+        self._targets[(source.id, start, end)] = row.id
+        return outcome
+
+    def _write_generation(self, rec):
+        target_id = self.target_id(rec)
+        values = {k: rec[k] for k in ("fim_input", "raw_output", "predicted_comment", "backend")
+                  if k in rec}
+        if rec.get("params") is not None:
+            values["params"] = rec["params"]
+        row, outcome = self._upsert(m.Generation, {"target_id": target_id, "model": rec["model"]},
+                                    values)
+        self._generations[(target_id, rec["model"])] = row.id
+        return outcome
+
+    def _write_annotator(self, rec):
+        role = rec.get("role", "annotator")
+        if role not in m.ANNOTATOR_ROLES:
+            raise Reject(f"unknown role {role!r}; expected one of {', '.join(m.ANNOTATOR_ROLES)}",
+                          "role")
+        existing = self.session.execute(select(m.Annotator).where(
+            m.Annotator.username == rec["username"])).scalars().first()
+        values = {"role": role}
+        for name in ("languages", "display_name", "interface_language", "active"):
+            if name in rec:
+                values[name] = rec[name]
+        if "languages" in values:
+            try:
+                values["languages"] = check_app_languages(values["languages"])
+            except LanguageCodeError as error:
+                raise Reject(str(error), "languages") from None
+        if rec.get("password_hash") and (existing is None or not existing.password_hash):
+            values["password_hash"] = rec["password_hash"]  # never replaces a set password
+        if existing is None and "display_name" not in values:
+            values["display_name"] = rec["username"]
+        row, outcome = self._upsert(m.Annotator, {"username": rec["username"]}, values)
+        self._annotators[rec["username"]] = row.id
+        return outcome
+
+    def _write_assignment(self, rec):
+        key = {"generation_id": self.generation_id(rec),
+               "annotator_id": self.annotator_id(rec["annotator"], "annotator")}
+        values = {"position": rec["position"]} if "position" in rec else {}
+        return self._upsert(m.Assignment, key, values)[1]
+
+    def _label(self, rec: dict, prefix: str = "") -> dict:
+        status = rec.get("status", "done")
+        try:
+            label = check_label(self._accuracy(rec.get("accuracy"), prefix + "accuracy"),
+                                self._codes(rec.get("codes"), prefix + "codes"), status=status,
+                                note=rec.get("note", ""),
+                                seconds_spent=rec.get("seconds_spent", 0.0))
+        except AnnotationError as error:
+            raise Reject(str(error), prefix + ("status" if "status" in str(error) else
+                                                "accuracy")) from None
+        return {"accuracy": label.accuracy, "codes": list(label.codes), "note": label.note,
+                "seconds_spent": label.seconds_spent, "status": label.status}
+
+    def _write_annotation(self, rec):
+        generation_id = self.generation_id(rec)
+        annotator_id = self.annotator_id(rec["annotator"], "annotator")
+        label = self._label(rec)
+        existing = get_annotation(self.session, generation_id, annotator_id)
+        outcome = "updated" if existing is not None else "created"
+        if existing is None and rec.get("history"):
+            history = rec["history"]
+            if not isinstance(history, list):
+                raise Reject("expected a list of earlier labels", "history")
+            for i, event in enumerate(history):
+                if not isinstance(event, dict):
+                    raise Reject(f"entry {i} is not an object", "history")
+                past = self._label(event, prefix=f"history[{i}].")
+                save_annotation(self.session, generation_id=generation_id,
+                                annotator_id=annotator_id, **past)
+            existing = get_annotation(self.session, generation_id, annotator_id)
+        if existing is not None:
+            current = {"accuracy": existing.accuracy,
+                       "codes": sorted(annotation_codes(self.session, existing.id)),
+                       "note": existing.note, "seconds_spent": existing.seconds_spent,
+                       "status": existing.status}
+            if current == {**label, "codes": sorted(label["codes"])}:
+                return outcome if outcome == "created" else "unchanged"
+        save_annotation(self.session, generation_id=generation_id, annotator_id=annotator_id,
+                        **label)
+        return outcome
+
+    def _write_gold_label(self, rec):
+        generation_id = self.generation_id(rec)
+        adjudicator_id = self.annotator_id(rec["adjudicator"], "adjudicator")
+        label = self._label(rec)
+        existing = self.session.execute(select(m.GoldLabel).where(
+            m.GoldLabel.generation_id == generation_id)).scalars().first()
+        if existing is not None and (
+                existing.accuracy, sorted(gold_label_codes(self.session, existing.id)),
+                existing.note, existing.adjudicator_id) == (
+                label["accuracy"], sorted(label["codes"]), label["note"], adjudicator_id):
+            return "unchanged"
+        try:
+            save_gold_label(self.session, generation_id=generation_id,
+                            adjudicator_id=adjudicator_id, accuracy=label["accuracy"],
+                            codes=label["codes"], note=label["note"])
+        except AnnotationError as error:
+            raise Reject(str(error), "adjudicator") from None
+        return "created" if existing is None else "updated"

@@ -1,0 +1,93 @@
+"""The per-record writers of results: metric runs, noise samples and scores, judge runs,
+responses and verdicts (a mixin of `RecordWriter`, which resolves the keys they refer to)."""
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from db import models as m
+from db.importer.errors import Reject
+
+
+class ResultWriters:
+    """`_write_<type>` for the result record types; needs RecordWriter's key resolution."""
+
+    def _write_metric_run(self, rec):
+        values = {k: v for k, v in rec.items() if k not in ("type", "signature")}
+        for name, allowed in (("context", m.CONTEXT_VARIANTS), ("noise", m.NOISE_KINDS)):
+            if name in values and values[name] not in allowed:
+                raise Reject(f"expected one of {', '.join(allowed)}, got {values[name]!r}", name)
+        if values.get("params") is None:
+            values.pop("params", None)
+        if values.get("library_versions") is None:
+            values.pop("library_versions", None)
+        row, outcome = self._upsert(m.MetricRun, {"signature": rec["signature"]}, values)
+        self._metric_runs[rec["signature"]] = row.id
+        return outcome
+
+    def _noise_sample_id(self, rec: dict, noise: dict) -> int:
+        found = self.session.execute(select(m.NoiseSample.id).filter_by(
+            target_id=self.target_id(rec), kind=noise["kind"], tokenizer=noise["tokenizer"],
+            seed=noise["seed"])).scalars().first()
+        if found is None:
+            raise Reject(f"no noise sample {noise} for that target (a 'noise_sample' record must "
+                          f"come first)", "noise")
+        return found
+
+    def _write_noise_sample(self, rec):
+        if rec["kind"] not in ("uniform", "targeted"):
+            raise Reject(f"expected uniform or targeted, got {rec['kind']!r}", "kind")
+        key = {"target_id": self.target_id(rec), "kind": rec["kind"],
+               "tokenizer": rec["tokenizer"], "seed": rec["seed"]}
+        return self._upsert(m.NoiseSample, key, {"text": rec.get("text", "")})[1]
+
+    def _write_metric_score(self, rec):
+        run_id = self._run_id(self._metric_runs, m.MetricRun, rec["run"])
+        if rec.get("model") is not None:
+            key = {"run_id": run_id, "generation_id": self.generation_id(rec)}
+        else:
+            key = {"run_id": run_id, "noise_sample_id": self._noise_sample_id(rec, rec["noise"])}
+        values = {k: rec[k] for k in ("precision", "recall", "f", "error") if k in rec}
+        if rec.get("details") is not None:
+            values["details"] = rec["details"]
+        return self._upsert(m.MetricScore, key, values)[1]
+
+    def _write_judge_run(self, rec):
+        if rec["strategy"] not in m.JUDGE_STRATEGIES:
+            raise Reject(f"expected one of {', '.join(m.JUDGE_STRATEGIES)}, got "
+                          f"{rec['strategy']!r}", "strategy")
+        values = {k: v for k, v in rec.items() if k not in ("type", "signature")}
+        if values.get("params") is None:
+            values.pop("params", None)
+        row, outcome = self._upsert(m.JudgeRun, {"signature": rec["signature"]}, values)
+        self._judge_runs[rec["signature"]] = row.id
+        return outcome
+
+    def _status(self, rec):
+        if rec["status"] not in m.JUDGE_STATUSES:
+            raise Reject(f"expected one of {', '.join(m.JUDGE_STATUSES)}, got "
+                          f"{rec['status']!r}", "status")
+
+    def _write_judge_response(self, rec):
+        self._status(rec)
+        key = {"run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
+               "target_id": self.target_id(rec), "cluster": rec.get("cluster", "")}
+        values = {k: rec[k] for k in ("status", "raw_response", "error", "prompt_tokens",
+                                      "completion_tokens", "latency_s", "cached") if k in rec}
+        for name in ("order", "repairs"):
+            if rec.get(name) is not None:
+                values[name] = rec[name]
+        return self._upsert(m.JudgeResponse, key, values)[1]
+
+    def _write_judge_verdict(self, rec):
+        self._status(rec)
+        codes = rec.get("codes") or []
+        if not isinstance(codes, list):
+            raise Reject("expected a list of {code, confidence, justification}", "codes")
+        self._codes([c["code"] if isinstance(c, dict) and "code" in c else c for c in codes])
+        key = {"run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
+               "generation_id": self.generation_id(rec)}
+        values = {"status": rec["status"], "accuracy": self._accuracy(rec.get("accuracy")),
+                  "codes": codes}
+        if "position" in rec:
+            values["position"] = rec["position"]
+        return self._upsert(m.JudgeVerdict, key, values)[1]

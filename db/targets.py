@@ -1,0 +1,20 @@
+"""A target's language and dataset, for both kinds of target: a comment in a source file (they
+come from the file) and a pairs item (`source_file_id` NULL; they are on the target itself).
+
+Queries that select targets by language or dataset use these expressions with `with_source`
+(an outer join), so pairs targets are never dropped by an inner join on `source_file`.
+"""
+from __future__ import annotations
+
+from sqlalchemy import func
+
+from db.models import SourceFile, Target
+
+TARGET_LANGUAGE = func.coalesce(Target.natural_language, SourceFile.natural_language)
+TARGET_DATASET_ID = func.coalesce(Target.dataset_id, SourceFile.dataset_id)
+IS_PAIRS_TARGET = Target.source_file_id.is_(None)
+
+
+def with_source(statement):
+    """`statement` (selecting from target) outer-joined to its source file, if any."""
+    return statement.outerjoin(SourceFile, Target.source_file_id == SourceFile.id)
