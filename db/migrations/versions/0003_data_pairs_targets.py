@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = "0003_data"
-down_revision = "0002"
+down_revision = "0003_annotate"
 branch_labels = None
 depends_on = None
 
