@@ -21,7 +21,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
-from metrics.scores import MetricInputError, PairScore, require_text
+from metrics.core import (ConfigError, Metric, MetricInputError, PairScore, item_error,
+                          require_text)
 from metrics.tokenize import check_language, family_signature, tokenizer_for
 
 BLEU_TOKENIZE = ("comment", "sacrebleu")
@@ -177,7 +178,96 @@ def _dist_version(name: str) -> str:
         return "unknown"
 
 
-LEXICAL_METRICS: dict[str, Callable[..., PairScore]] = {
-    "bleu": bleu, "rouge_l": rouge_l, "meteor": meteor, "chrf": chrf}
-LEXICAL_SIGNATURES = {"bleu": bleu_signature, "rouge_l": rouge_signature,
-                      "meteor": meteor_signature, "chrf": chrf_signature}
+# ---------------------------------------------------------------- the metric classes
+
+class LexicalMetric(Metric):
+    """A metric on the comment tokenizer: no model, no context variant, noise drawn from the
+    dataset's own vocabulary."""
+
+    lexical = True
+    libraries = ("nlcomment-eval", "sacrebleu", "rouge-score", "nltk")
+    pair_function: Callable[..., PairScore]
+    signature_function: Callable[[], str]
+    takes_bleu_tokenize = False
+
+    def validate(self, config):
+        if config.model or config.layer is not None:
+            raise ConfigError(f"{self.name} is lexical: it takes no --model/--layer")
+        if config.context != "none":
+            raise ConfigError(f"{self.name} is lexical: context variants apply to neural "
+                              "metrics only (the context would be scored as text)")
+        if config.idf or config.rescale != "none":
+            raise ConfigError("--idf and --rescale apply to bertscore only")
+        if config.bleu_tokenize != "comment" and not self.takes_bleu_tokenize:
+            raise ConfigError("--bleu-tokenize applies to bleu only")
+        return config
+
+    def signature(self, config) -> list[str]:
+        return [type(self).signature_function()]
+
+    def tokenizer_name(self, config) -> str:
+        return family_signature()
+
+    def noise_tokenizer_name(self, config) -> str:
+        from metrics.noise import LEXICAL_NOISE_TOKENIZER
+
+        return LEXICAL_NOISE_TOKENIZER
+
+    def noise_tokenizer(self, config, lang, corpus_texts):
+        from metrics.noise import lexical_noise_tokenizer, lexical_vocabulary
+
+        return lexical_noise_tokenizer(lang, lexical_vocabulary(corpus_texts(), lang))
+
+    def pair_options(self, config) -> dict:
+        return {}
+
+    def score_batch(self, config, items, setup):
+        function, options = type(self).pair_function, self.pair_options(config)
+        out = []
+        for item in items:
+            try:
+                out.append(function(item.prediction, item.reference, item.lang, **options))
+            except Exception as exc:  # one bad item never aborts the run
+                out.append(PairScore.failed(item_error(exc)))
+        return out
+
+
+class Bleu(LexicalMetric):
+    name = "bleu"
+    pair_function = bleu
+    takes_bleu_tokenize = True
+
+    def validate(self, config):
+        config = super().validate(config)
+        if config.bleu_tokenize not in BLEU_TOKENIZE:
+            raise ConfigError(f"--bleu-tokenize must be comment or sacrebleu, "
+                              f"not {config.bleu_tokenize!r}")
+        return config
+
+    def signature(self, config) -> list[str]:
+        return [bleu_signature(config.bleu_tokenize)]
+
+    def run_params(self, config) -> dict:
+        return {"bleu_tokenize": config.bleu_tokenize}
+
+    def pair_options(self, config) -> dict:
+        return {"tokenize": config.bleu_tokenize}
+
+
+class RougeL(LexicalMetric):
+    name = "rouge_l"
+    aliases = ("rouge", "rougel")
+    pair_function = rouge_l
+    signature_function = rouge_signature
+
+
+class Meteor(LexicalMetric):
+    name = "meteor"
+    pair_function = meteor
+    signature_function = meteor_signature
+
+
+class Chrf(LexicalMetric):
+    name = "chrf"
+    pair_function = chrf
+    signature_function = chrf_signature

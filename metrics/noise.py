@@ -22,10 +22,11 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from metrics.scores import MetricInputError, require_text
+import db.models
+from metrics.core import MetricInputError, require_text
 from metrics.tokenize import tokenizer_for
 
-NOISE_KINDS = ("uniform", "targeted")
+NOISE_KINDS = tuple(kind for kind in db.models.NOISE_KINDS if kind != "none")  # what makes text
 # The comment tokenizer of the target's language family, vocabulary = its dataset's files.
 LEXICAL_NOISE_TOKENIZER = "comment-v1@dataset-vocab"
 

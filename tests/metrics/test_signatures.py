@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from metrics.runner import ScoringConfig, expand_grid
+from metrics.config import ScoringConfig, expand_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = Path(__file__).parent / "data" / "signatures_993aff5.txt"

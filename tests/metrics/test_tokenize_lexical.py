@@ -6,7 +6,7 @@ import math
 import pytest
 
 from metrics.lexical import bleu, chrf, meteor, rouge_l
-from metrics.scores import MetricInputError
+from metrics.core import MetricInputError
 from metrics.tokenize import UnsupportedLanguageError, check_language, tokenize, tokenizer_for
 
 
