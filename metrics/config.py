@@ -53,7 +53,13 @@ class ScoringConfig:
             raise ConfigError("--limit must be at least 1")
         if self.batch_size is not None and self.batch_size < 1:
             raise ConfigError("--batch-size must be at least 1")
-        langs = tuple(sorted({lang.strip().lower() for lang in self.langs if lang.strip()}))
+        from taxonomy.languages import LanguageCodeError, normalise_language
+
+        try:
+            langs = tuple(sorted({normalise_language(lang) for lang in self.langs
+                                  if lang.strip()}))
+        except LanguageCodeError as exc:
+            raise ConfigError(f"--lang: {exc}") from None
         return replace(config, langs=langs)
 
     @property
@@ -69,7 +75,7 @@ class ScoringConfig:
         return self.implementation.noise_tokenizer_name(self)
 
     def signature(self) -> str:
-        """metric|model|layer|tok|options|versions|ctx|noise|seed: equal signatures, equal scores."""
+        """metric, its options and versions, ctx, noise, seed: equal signatures, equal scores."""
         parts = [f"metric:{self.metric}", *self.implementation.signature(self),
                  f"ctx:{self.context}", f"noise:{self.noise}"]
         if self.noise != "none":

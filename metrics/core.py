@@ -18,7 +18,7 @@ import importlib.metadata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from metrics.tokenize import UnsupportedLanguageError
+from metrics.tokenize import UnsupportedLanguageError, check_language
 
 
 class MetricInputError(ValueError):
@@ -99,6 +99,10 @@ class Metric:
         """MetricRun.tokenizer."""
         raise NotImplementedError
 
+    def language_tokenizer(self, config, lang: str) -> str:
+        """The tokenizer a text in ``lang`` is scored with (the signature names the rule)."""
+        raise NotImplementedError
+
     def noise_tokenizer_name(self, config) -> str:
         """NoiseSample.tokenizer: noise is drawn in this tokenizer's token space."""
         raise NotImplementedError
@@ -130,8 +134,21 @@ class Metric:
 
 
 def score_items(config, items: Sequence[ScoringItem], setup=None) -> list[PairScore]:
-    """Scores of ``items`` under ``config``, in order; a failing item gets PairScore.error."""
-    return config.implementation.score_batch(config, list(items), setup)
+    """Scores of ``items`` under ``config``, in order; a failing item gets PairScore.error.
+    Every metric refuses a language code that is not one (`metrics.tokenize.check_language`)."""
+    out: list[Optional[PairScore]] = [None] * len(items)
+    valid = []
+    for i, item in enumerate(items):
+        try:
+            check_language(item.lang)
+            valid.append(i)
+        except UnsupportedLanguageError as exc:
+            out[i] = PairScore.failed(item_error(exc))
+    scores = config.implementation.score_batch(config, [items[i] for i in valid], setup) \
+        if valid else []
+    for i, score in zip(valid, scores):
+        out[i] = score
+    return out  # type: ignore[return-value]
 
 
 def score_chunk(payload, items) -> list[PairScore]:

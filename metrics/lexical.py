@@ -49,7 +49,7 @@ def _bleu(tokenize: str):
 
 def sacrebleu_tokenizer_for(lang: str) -> str:
     code = check_language(lang)
-    return {"zh": "zh", "ja": "char", "yue": "zh"}.get(code, "13a")
+    return {"zh": "zh", "ja": "char"}.get(code, "13a")
 
 
 def bleu(prediction: str, reference: str, lang: str, tokenize: str = "comment") -> PairScore:
@@ -208,6 +208,9 @@ class LexicalMetric(Metric):
     def tokenizer_name(self, config) -> str:
         return family_signature()
 
+    def language_tokenizer(self, config, lang: str) -> str:
+        return tokenizer_for(lang).signature
+
     def noise_tokenizer_name(self, config) -> str:
         from metrics.noise import LEXICAL_NOISE_TOKENIZER
 
@@ -246,6 +249,11 @@ class Bleu(LexicalMetric):
 
     def signature(self, config) -> list[str]:
         return [bleu_signature(config.bleu_tokenize)]
+
+    def language_tokenizer(self, config, lang: str) -> str:
+        if config.bleu_tokenize == "comment":
+            return super().language_tokenizer(config, lang)
+        return f"sacrebleu {sacrebleu_tokenizer_for(lang)}"
 
     def run_params(self, config) -> dict:
         return {"bleu_tokenize": config.bleu_tokenize}

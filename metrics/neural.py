@@ -66,6 +66,9 @@ class NeuralMetric(Metric):
 
     noise_tokenizer_name = tokenizer_name
 
+    def language_tokenizer(self, config, lang: str) -> str:
+        return self.tokenizer_name(config)
+
     def noise_tokenizer(self, config, lang, corpus_texts):
         from metrics.noise import hf_noise_tokenizer
 

@@ -91,7 +91,8 @@ def make_noise(kind: str, reference: str, tokenizer: NoiseTokenizer, seed: int, 
         pool = list(tokenizer.split(context or ""))
         if not pool:
             raise MetricInputError("targeted noise needs surrounding context, and the file has "
-                                   "none outside the comment")
+                                   "none outside the comment (use --noise uniform for such "
+                                   "targets)")
         tokens = rng.choices(pool, k=n)
     text = tokenizer.join(tokens)
     if not text.strip():  # e.g. only whitespace pieces were drawn: draw again, deterministically

@@ -29,6 +29,7 @@ class RunSummary:
     noise_failed: int = 0
     error_examples: list = field(default_factory=list)
     unscored: int = 0  # items of chunks whose worker kept failing (--executor); a re-run retries
+    warnings: list = field(default_factory=list)
 
     def line(self) -> str:
         extra = f", {self.noise_created} noise samples created" if self.noise_created else ""
@@ -43,6 +44,21 @@ class RunSummary:
         if len(self.error_examples) < 5:
             self.error_examples.append(text)
 
+    def failure(self) -> Optional[str]:
+        """Why this run left nothing usable, naming what to fix; None when it did its job
+        (something scored, or everything already stored)."""
+        if not self.selected:
+            return ("nothing selected: no generation matches --lang/--dataset (or the database "
+                    "has none; see `python -m db info`)")
+        if self.skipped or self.scored > self.errors or self.unscored:
+            return None
+        if self.noise_failed == self.selected:
+            cause = self.error_examples[0] if self.error_examples else "no noise"
+            return (f"nothing scored: none of the {self.selected} targets got a noise sample "
+                    f"(e.g. {cause})")
+        cause = self.error_examples[0] if self.error_examples else "?"
+        return f"nothing scored: all {self.scored} items failed (e.g. {cause})"
+
 
 def progress_bar(total: int, desc: str, enabled: bool):
     from tqdm import tqdm
@@ -55,6 +71,26 @@ def _run_params(config: ScoringConfig) -> dict:
     params = {"device": config.device, "batch_size": config.batch_size}
     params = {k: v for k, v in params.items() if v is not None}
     return {**params, **config.implementation.run_params(config)}
+
+
+def _language_warnings(config: ScoringConfig, langs: set[str]) -> list[str]:
+    """A warning per valid language outside the study's five: it is scored, with the tokenizer
+    the signature's rule gives it (invalid codes get a per-item error instead)."""
+    from metrics.tokenize import UnsupportedLanguageError, check_language
+    from taxonomy.languages import APP_LANGUAGES, ENGLISH_NAMES
+
+    out = []
+    for lang in sorted(langs):
+        try:
+            code = check_language(lang)
+        except UnsupportedLanguageError:
+            continue
+        if code not in APP_LANGUAGES:
+            out.append(f"language {lang!r} ({ENGLISH_NAMES[code]}) is not one of the study's "
+                       f"({', '.join(APP_LANGUAGES)}): scored with "
+                       f"{config.implementation.language_tokenizer(config, code)}, as the "
+                       f"signature's tok: rule says; check that it suits {ENGLISH_NAMES[code]}")
+    return out
 
 
 def _ensure_noise(url, config: ScoringConfig, rows: list[store.Row], summary: RunSummary,
@@ -127,6 +163,7 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
     summary.selected = len(rows)
     if not rows:
         return summary
+    summary.warnings += _language_warnings(config, {row.lang for row in rows})
 
     references = store.references(url, config, rows) if metric.needs_references(config) else {}
     setup, new_params = metric.prepare_run(config, references, params)

@@ -100,8 +100,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"  signature: {summary.signature}")
             for example in summary.error_examples[:3]:
                 print(f"  e.g. {example}")
-            if summary.unscored:
-                status = 1
+            for warning in summary.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+            failure = summary.failure()
+            if failure:
+                print(f"error: {config.metric} ctx={config.context} noise={config.noise}: "
+                      f"{failure}", file=sys.stderr)
+            if summary.unscored or failure:
+                status = max(status, 1)
         if executor is not None:
             executor.close()
         return status
