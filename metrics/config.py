@@ -30,6 +30,7 @@ class ScoringConfig:
     idf: bool = False
     rescale: str = "none"
     bleu_tokenize: str = "comment"
+    chrf_tokenize: str = "comment"
     dtype: Optional[str] = None
     # how to run, not what is computed: not part of the signature
     device: Optional[str] = None

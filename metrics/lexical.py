@@ -6,7 +6,8 @@ Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
   comment tokenizer, passed with ``tokenize='none'``: identifiers stay whole, Chinese is split per
   character, Greek/Polish are NFC + lower-cased exactly like the other lexical metrics. With
   ``tokenize='sacrebleu'`` sacrebleu's own tokenizer is used instead: ``zh`` for Chinese,
-  ``char`` for Japanese, ``13a`` otherwise (lower-cased).
+  ``char`` for Japanese, ``13a`` otherwise (lower-cased). ``tokenize='13a'`` is sacrebleu's own
+  default, cased: equal to ``sacrebleu.sentence_bleu(prediction, [reference])`` (MT practice).
 - ROUGE-L: rouge-score's ``rougeL`` (P, R, F) with the comment tokenizer plugged in (its default
   tokenizer drops all non-ASCII letters).
 - METEOR: nltk's ``single_meteor_score`` with offline WordNet (metrics.wordnet). It is English-
@@ -14,7 +15,8 @@ Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
   exact token matches count (a no-op stemmer and no synonyms: Porter rules would mangle Dutch or
   Polish words and WordNet has no Greek or Chinese).
 - chrF: sacrebleu chrF (char 6-grams, beta 2) on the comment tokens joined by spaces
-  (script-agnostic; whitespace is ignored by chrF).
+  (script-agnostic; whitespace is ignored by chrF). ``tokenize='none'`` scores the text as
+  written (cased, punctuation kept): equal to ``sacrebleu.sentence_chrf(prediction, [reference])``.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ from metrics.core import (ConfigError, Metric, MetricInputError, PairScore, item
                           require_text)
 from metrics.tokenize import check_language, family_signature, tokenizer_for
 
-BLEU_TOKENIZE = ("comment", "sacrebleu")
+BLEU_TOKENIZE = ("comment", "sacrebleu", "13a")
+CHRF_TOKENIZE = ("comment", "none")
 
 
 def _tokens(text: str, lang: str, what: str) -> list[str]:
@@ -41,10 +44,10 @@ def _tokens(text: str, lang: str, what: str) -> list[str]:
 # ---------------------------------------------------------------- BLEU
 
 @lru_cache(maxsize=None)
-def _bleu(tokenize: str):
+def _bleu(tokenize: str, lowercase: bool):
     from sacrebleu.metrics import BLEU
 
-    return BLEU(tokenize=tokenize, lowercase=tokenize != "none", effective_order=True)
+    return BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)
 
 
 def sacrebleu_tokenizer_for(lang: str) -> str:
@@ -58,10 +61,13 @@ def bleu(prediction: str, reference: str, lang: str, tokenize: str = "comment") 
     if tokenize == "comment":
         hyp = " ".join(_tokens(prediction, lang, "prediction"))
         ref = " ".join(_tokens(reference, lang, "reference"))
-        scorer = _bleu("none")
+        scorer = _bleu("none", False)  # the comment tokens are lower-cased already
+    elif tokenize == "13a":  # sacrebleu's default, cased
+        hyp, ref = require_text(prediction, "prediction"), require_text(reference, "reference")
+        scorer = _bleu("13a", False)
     else:
         hyp, ref = require_text(prediction, "prediction"), require_text(reference, "reference")
-        scorer = _bleu(sacrebleu_tokenizer_for(lang))
+        scorer = _bleu(sacrebleu_tokenizer_for(lang), True)
     result = scorer.sentence_score(hyp, [ref])
     return PairScore(f=min(1.0, result.score / 100.0), details={
         "precisions": [round(p / 100.0, 6) for p in result.precisions], "bp": result.bp,
@@ -71,6 +77,8 @@ def bleu(prediction: str, reference: str, lang: str, tokenize: str = "comment") 
 def bleu_signature(tokenize: str = "comment") -> str:
     import sacrebleu
 
+    if tokenize == "13a":  # sacrebleu's own signature of its sentence BLEU
+        return f"nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:{sacrebleu.__version__}"
     tok = f"tok:{family_signature()}" if tokenize == "comment" else "tok:sacrebleu(zh|char|13a)+lc"
     return f"nrefs:1|case:lc|eff:yes|{tok}|smooth:exp|version:{sacrebleu.__version__}"
 
@@ -157,15 +165,22 @@ def _chrf():
     return CHRF()
 
 
-def chrf(prediction: str, reference: str, lang: str) -> PairScore:
-    hyp = " ".join(_tokens(prediction, lang, "prediction"))
-    ref = " ".join(_tokens(reference, lang, "reference"))
+def chrf(prediction: str, reference: str, lang: str, tokenize: str = "comment") -> PairScore:
+    if tokenize not in CHRF_TOKENIZE:
+        raise ValueError(f"chrF tokenize must be one of {CHRF_TOKENIZE}, got {tokenize!r}")
+    if tokenize == "none":  # as written, as sacrebleu scores it
+        hyp, ref = require_text(prediction, "prediction"), require_text(reference, "reference")
+    else:
+        hyp = " ".join(_tokens(prediction, lang, "prediction"))
+        ref = " ".join(_tokens(reference, lang, "reference"))
     return PairScore(f=_chrf().sentence_score(hyp, [ref]).score / 100.0)
 
 
-def chrf_signature() -> str:
+def chrf_signature(tokenize: str = "comment") -> str:
     import sacrebleu
 
+    if tokenize == "none":
+        return f"chrF2|nc:6|nw:0|tok:none|case:mixed|space:no|version:{sacrebleu.__version__}"
     return f"chrF2|nc:6|nw:0|tok:{family_signature()}|version:{sacrebleu.__version__}"
 
 
@@ -188,7 +203,7 @@ class LexicalMetric(Metric):
     libraries = ("nlcomment-eval", "sacrebleu", "rouge-score", "nltk")
     pair_function: Callable[..., PairScore]
     signature_function: Callable[[], str]
-    takes_bleu_tokenize = False
+    takes_bleu_tokenize = takes_chrf_tokenize = False
 
     def validate(self, config):
         if config.model or config.layer is not None:
@@ -200,6 +215,8 @@ class LexicalMetric(Metric):
             raise ConfigError("--idf and --rescale apply to bertscore only")
         if config.bleu_tokenize != "comment" and not self.takes_bleu_tokenize:
             raise ConfigError("--bleu-tokenize applies to bleu only")
+        if config.chrf_tokenize != "comment" and not self.takes_chrf_tokenize:
+            raise ConfigError("--chrf-tokenize applies to chrf only")
         return config
 
     def signature(self, config) -> list[str]:
@@ -243,7 +260,7 @@ class Bleu(LexicalMetric):
     def validate(self, config):
         config = super().validate(config)
         if config.bleu_tokenize not in BLEU_TOKENIZE:
-            raise ConfigError(f"--bleu-tokenize must be comment or sacrebleu, "
+            raise ConfigError(f"--bleu-tokenize must be one of {', '.join(BLEU_TOKENIZE)}, "
                               f"not {config.bleu_tokenize!r}")
         return config
 
@@ -253,6 +270,8 @@ class Bleu(LexicalMetric):
     def language_tokenizer(self, config, lang: str) -> str:
         if config.bleu_tokenize == "comment":
             return super().language_tokenizer(config, lang)
+        if config.bleu_tokenize == "13a":
+            return "sacrebleu 13a (cased)"
         return f"sacrebleu {sacrebleu_tokenizer_for(lang)}"
 
     def run_params(self, config) -> dict:
@@ -278,4 +297,22 @@ class Meteor(LexicalMetric):
 class Chrf(LexicalMetric):
     name = "chrf"
     pair_function = chrf
-    signature_function = chrf_signature
+    takes_chrf_tokenize = True
+
+    def validate(self, config):
+        config = super().validate(config)
+        if config.chrf_tokenize not in CHRF_TOKENIZE:
+            raise ConfigError(f"--chrf-tokenize must be one of {', '.join(CHRF_TOKENIZE)}, "
+                              f"not {config.chrf_tokenize!r}")
+        return config
+
+    def signature(self, config) -> list[str]:
+        return [chrf_signature(config.chrf_tokenize)]
+
+    def language_tokenizer(self, config, lang: str) -> str:
+        if config.chrf_tokenize == "none":
+            return "none (the text as written)"
+        return super().language_tokenizer(config, lang)
+
+    def pair_options(self, config) -> dict:
+        return {"tokenize": config.chrf_tokenize}

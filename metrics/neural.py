@@ -46,6 +46,8 @@ class NeuralMetric(Metric):
             raise ConfigError("--idf and --rescale apply to bertscore only")
         if config.bleu_tokenize != "comment":
             raise ConfigError("--bleu-tokenize applies to bleu only")
+        if config.chrf_tokenize != "comment":
+            raise ConfigError("--chrf-tokenize applies to chrf only")
         return replace(config, model=config.model or self.default_model, device=device,
                        dtype=dtype)
 

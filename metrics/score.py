@@ -45,7 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rescale", default="none",
                         help="bertscore baseline: none | package (bert-score's files) | corpus "
                              "(computed from unrelated reference pairs)")
-    parser.add_argument("--bleu-tokenize", default="comment", help="comment | sacrebleu")
+    parser.add_argument("--bleu-tokenize", default="comment",
+                        help="comment (default) | sacrebleu (its zh/char/13a, lower-cased) | "
+                             "13a (sacrebleu's default, cased: standard MT BLEU)")
+    parser.add_argument("--chrf-tokenize", default="comment",
+                        help="comment (default) | none (the text as written, cased: "
+                             "sacrebleu's chrF)")
     parser.add_argument("--device", help="cpu | cuda | cuda:1 (default: cuda if available)")
     parser.add_argument("--dtype", help="float32 | float16 (GPU) | bfloat16: bertscore "
                         "in half precision, faster and less exact (default float16 on GPU)")
@@ -73,7 +78,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             configs = [ScoringConfig(
                 metric=args.metric, model=args.model, layer=args.layer, context=args.context,
                 noise=args.noise, seed=args.seed, idf=args.idf, rescale=args.rescale,
-                bleu_tokenize=args.bleu_tokenize, dtype=args.dtype, device=args.device,
+                bleu_tokenize=args.bleu_tokenize, chrf_tokenize=args.chrf_tokenize,
+                dtype=args.dtype, device=args.device,
                 batch_size=args.batch_size, langs=tuple(args.lang), limit=args.limit,
                 dataset=args.dataset).validated()]
         else:
