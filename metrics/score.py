@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -63,12 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def quiet_model_loading() -> None:
+    """No progress bars from Hugging Face loaders either ("Loading weights"): the variable is
+    read when transformers is imported (here, or in a spawned worker, which inherits it)."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    if "transformers" in sys.modules:  # imported already: switch its bars off too
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from metrics.hub import ModelUnavailableError
 
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.no_progress:
+        quiet_model_loading()
     try:
         if args.grid:
             if args.metric:

@@ -87,3 +87,29 @@ def test_an_invalid_language_option_is_an_error_suggesting_the_code(db_url, caps
     assert ScoringConfig("bleu", langs=("DE", "deu", "nl")).validated().langs == ("de", "nl")
     assert main(["--metric", "bleu", "--lang", "german", "--db", db_url]) == 2
     assert "did you mean 'de'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_no_progress_silences_the_model_loading_bar(scoring_db):
+    """A fresh process each (a model is loaded once per process); with the flag, no bar at all,
+    without it the loading bar shows (so the check cannot pass by the bar being renamed)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    env.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
+    command = [sys.executable, "-m", "metrics.score", "--metric", "bertscore", "--layer", "2",
+               "--device", "cpu", "--limit", "2", "--db", scoring_db]
+    quiet = subprocess.run(command + ["--no-progress"], capture_output=True, text=True,
+                           env=env, cwd=root, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "2 scored" in quiet.stdout
+    assert "it/s]" not in quiet.stderr and "Loading weights" not in quiet.stderr, quiet.stderr
+    shown = subprocess.run(command + ["--lang", "el"], capture_output=True, text=True, env=env,
+                           cwd=root, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "Loading weights" in shown.stderr
