@@ -2,7 +2,7 @@
 
 Scores the same grid (by default BLEU, ROUGE-L and chrF, plus BERTScore with multilingual-e5-small
 at layer 6, no context) over the same synthetic corpus, through the metrics runner
-(`metrics.score.score_grid`), once per executor, each on a fresh SQLite database, and prints:
+(`metrics.runner.score_configuration`), once per executor, each on a fresh SQLite database, and prints:
 
 - items/s end to end (start-up, model loading and database writes included) and the ratio
   against in-process;
@@ -32,9 +32,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from testing.synthetic import MODELS, add_synthetic_corpus  # noqa: E402
-from metrics.executors import (InProcessExecutor, ProcessPoolExecutor,  # noqa: E402
-                               RayExecutor, Shard)
-from metrics.runner import ScoringConfig, ScoringItem, ScoringSetup, get_scorer  # noqa: E402
+from metrics.config import ScoringConfig  # noqa: E402
+from metrics.core import ScoringItem, score_items  # noqa: E402
+from metrics.parallel import (InProcessExecutor, ProcessPoolExecutor,  # noqa: E402
+                              RayExecutor, Shard)
 
 
 def grid(kind: str, layer: int) -> list[ScoringConfig]:
@@ -54,12 +55,10 @@ def seed(url: str, targets: int, models: int) -> int:
 
 def serialisation_cost(configs, chunk: int) -> dict:
     """Pickle round trip of one shard (config, setup, items) and of its scores, in the driver."""
-    from metrics.runner import score_items
-
     items = [ScoringItem("generation", i, i, "Geeft de som van twee getallen terug",
                          "# Geeft de som van twee getallen terug", "nl")
              for i in range(chunk)]
-    shard = Shard("probe", (configs[0], ScoringSetup()), tuple(items))
+    shard = Shard("probe", (configs[0], None), tuple(items))
     scores = score_items(ScoringConfig("chrf").validated(), items)
     out = {}
     for name, payload in (("shard", shard), ("scores", scores)):
@@ -72,7 +71,7 @@ def serialisation_cost(configs, chunk: int) -> dict:
 
 
 def run_one(name: str, executor, configs, url: str, chunk: int) -> dict:
-    from metrics.score import score_configuration
+    from metrics.runner import score_configuration
 
     started = time.perf_counter()
     summaries = []
@@ -92,7 +91,7 @@ def run_one(name: str, executor, configs, url: str, chunk: int) -> dict:
         stats[0] += len(result.shard)
         stats[1] += result.score_s
         stats[2] += result.prepare_s
-        metric = per_metric[result.worker, result.shard.config[0].metric]
+        metric = per_metric[result.worker, result.shard.payload[0].metric]
         metric[0] += len(result.shard)
         metric[1] += result.score_s
     first = min(history, key=lambda r: r.round_trip_s) if history else None
@@ -124,7 +123,7 @@ def main(argv=None) -> int:
     if neural:
         started = time.perf_counter()
         for config in neural:
-            get_scorer(config)
+            config.implementation.prepare(config)
         print(f"driver model load (runner's check, not counted below): "
               f"{time.perf_counter() - started:.1f}s")
     probe = serialisation_cost(configs, args.chunk)

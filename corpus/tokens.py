@@ -2,7 +2,7 @@
 
 The study counted tokens with each target model's own tokenizer. A `TokenCounter` is either
 - `HFTokenCounter(id_or_folder)`: a model's tokenizer, resolved offline through
-  `metrics.hub.resolve_model` (a local folder, a cached hub id or a packaged model); or
+  `models.resolve_model` (a local folder, a cached hub id or a packaged model); or
 - `ApproxTokenCounter()`: when no model tokenizer is at hand, an approximation of an
   English/code-centred BPE tokenizer, `approx-bpe:v2`: a run of ASCII letters/digits counts one
   token per started 4 characters, a run of Latin letters with diacritics one per started 3, a run

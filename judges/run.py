@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted: finished targets are stored; run the same command to resume",
               file=sys.stderr)
         return 130
-    except LookupError as exc:  # metrics.hub: a local model that is not available here
+    except LookupError as exc:  # models: a local model that is not available here
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:

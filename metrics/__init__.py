@@ -1,7 +1,19 @@
 """metrics: lexical and neural metrics, context variants, noise controls, the scoring runner.
 
-Nothing heavy is imported here (``python -m metrics.align`` must start fast); import the module
-you need: ``metrics.tokenize``, ``metrics.lexical``, ``metrics.bertscore``, ``metrics.likelihood``,
-``metrics.context``, ``metrics.noise``, ``metrics.runner`` / ``metrics.score`` (CLI and API),
-``metrics.hub`` (offline model resolution), ``metrics.align`` (agreement with humans).
+The path of one configuration, each step calling only the next ones, never back:
+
+1. `metrics.score` (the CLI) reads flags or a grid file into `metrics.config.ScoringConfig`;
+   ``validated()`` checks the shared fields and asks the metric's class to check the rest.
+2. `metrics.registry.METRICS` holds one class per metric (`metrics.lexical`: bleu, rouge_l,
+   meteor, chrf; `metrics.neural`: bertscore, bartscore, lmscore), all implementing
+   `metrics.core.Metric`: validate, signature, prepare (load once), prepare_run, score_batch.
+3. `metrics.runner.score_configuration` runs it: `metrics.store` selects the generations and
+   gets or creates the MetricRun, `metrics.noise` makes missing noise samples, the chunks go
+   through `metrics.parallel` (this process, a process pool or Ray) to `metrics.core.score_chunk`,
+   and `metrics.store` writes each chunk's scores.
+
+The computations themselves: `metrics.tokenize`, `metrics.lexical`, `metrics.bertscore`,
+`metrics.likelihood`, `metrics.context`, `metrics.noise`. Also `metrics.align` (agreement
+with humans). Models load through the top-level `models` package. Nothing heavy is imported here
+(``python -m metrics.align`` must start fast): import the module you need.
 """

@@ -30,7 +30,7 @@ from typing import Iterable, Optional, Sequence
 
 from metrics.context import (ContextVariant, EncodedSegment, Segment, build_segment,
                              encode_segment, model_max_tokens)
-from metrics.scores import MetricInputError, PairScore
+from metrics.core import MetricInputError, PairScore
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,11 @@ from enum import Enum
 from functools import lru_cache
 from typing import Optional
 
-from metrics.scores import MetricInputError
+from db.models import CONTEXT_VARIANTS
+from metrics.core import MetricInputError
 
 
-class ContextVariant(str, Enum):
-    NONE = "none"
-    MINIMAL = "minimal"
-    FULL = "full"
-
+class _Variant(str, Enum):
     @classmethod
     def parse(cls, value) -> "ContextVariant":
         if isinstance(value, cls):
@@ -39,6 +36,11 @@ class ContextVariant(str, Enum):
         except ValueError:
             raise ValueError(f"unknown context variant {value!r}; choose one of "
                              f"{', '.join(v.value for v in cls)}") from None
+
+
+# The names come from db.models (one list, also the database's CHECK constraint): NONE, MINIMAL,
+# FULL.
+ContextVariant = _Variant("ContextVariant", [(name.upper(), name) for name in CONTEXT_VARIANTS])
 
 
 MINIMAL_PREFIX = {

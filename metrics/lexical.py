@@ -6,7 +6,8 @@ Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
   comment tokenizer, passed with ``tokenize='none'``: identifiers stay whole, Chinese is split per
   character, Greek/Polish are NFC + lower-cased exactly like the other lexical metrics. With
   ``tokenize='sacrebleu'`` sacrebleu's own tokenizer is used instead: ``zh`` for Chinese,
-  ``char`` for Japanese, ``13a`` otherwise (lower-cased).
+  ``char`` for Japanese, ``13a`` otherwise (lower-cased). ``tokenize='13a'`` is sacrebleu's own
+  default, cased: equal to ``sacrebleu.sentence_bleu(prediction, [reference])`` (MT practice).
 - ROUGE-L: rouge-score's ``rougeL`` (P, R, F) with the comment tokenizer plugged in (its default
   tokenizer drops all non-ASCII letters).
 - METEOR: nltk's ``single_meteor_score`` with offline WordNet (metrics.wordnet). It is English-
@@ -14,17 +15,20 @@ Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
   exact token matches count (a no-op stemmer and no synonyms: Porter rules would mangle Dutch or
   Polish words and WordNet has no Greek or Chinese).
 - chrF: sacrebleu chrF (char 6-grams, beta 2) on the comment tokens joined by spaces
-  (script-agnostic; whitespace is ignored by chrF).
+  (script-agnostic; whitespace is ignored by chrF). ``tokenize='none'`` scores the text as
+  written (cased, punctuation kept): equal to ``sacrebleu.sentence_chrf(prediction, [reference])``.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import Callable
 
-from metrics.scores import MetricInputError, PairScore, require_text
+from metrics.core import (ConfigError, Metric, MetricInputError, PairScore, item_error,
+                          require_text)
 from metrics.tokenize import check_language, family_signature, tokenizer_for
 
-BLEU_TOKENIZE = ("comment", "sacrebleu")
+BLEU_TOKENIZE = ("comment", "sacrebleu", "13a")
+CHRF_TOKENIZE = ("comment", "none")
 
 
 def _tokens(text: str, lang: str, what: str) -> list[str]:
@@ -40,15 +44,15 @@ def _tokens(text: str, lang: str, what: str) -> list[str]:
 # ---------------------------------------------------------------- BLEU
 
 @lru_cache(maxsize=None)
-def _bleu(tokenize: str):
+def _bleu(tokenize: str, lowercase: bool):
     from sacrebleu.metrics import BLEU
 
-    return BLEU(tokenize=tokenize, lowercase=tokenize != "none", effective_order=True)
+    return BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)
 
 
 def sacrebleu_tokenizer_for(lang: str) -> str:
     code = check_language(lang)
-    return {"zh": "zh", "ja": "char", "yue": "zh"}.get(code, "13a")
+    return {"zh": "zh", "ja": "char"}.get(code, "13a")
 
 
 def bleu(prediction: str, reference: str, lang: str, tokenize: str = "comment") -> PairScore:
@@ -57,10 +61,13 @@ def bleu(prediction: str, reference: str, lang: str, tokenize: str = "comment") 
     if tokenize == "comment":
         hyp = " ".join(_tokens(prediction, lang, "prediction"))
         ref = " ".join(_tokens(reference, lang, "reference"))
-        scorer = _bleu("none")
+        scorer = _bleu("none", False)  # the comment tokens are lower-cased already
+    elif tokenize == "13a":  # sacrebleu's default, cased
+        hyp, ref = require_text(prediction, "prediction"), require_text(reference, "reference")
+        scorer = _bleu("13a", False)
     else:
         hyp, ref = require_text(prediction, "prediction"), require_text(reference, "reference")
-        scorer = _bleu(sacrebleu_tokenizer_for(lang))
+        scorer = _bleu(sacrebleu_tokenizer_for(lang), True)
     result = scorer.sentence_score(hyp, [ref])
     return PairScore(f=min(1.0, result.score / 100.0), details={
         "precisions": [round(p / 100.0, 6) for p in result.precisions], "bp": result.bp,
@@ -70,6 +77,8 @@ def bleu(prediction: str, reference: str, lang: str, tokenize: str = "comment") 
 def bleu_signature(tokenize: str = "comment") -> str:
     import sacrebleu
 
+    if tokenize == "13a":  # sacrebleu's own signature of its sentence BLEU
+        return f"nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:{sacrebleu.__version__}"
     tok = f"tok:{family_signature()}" if tokenize == "comment" else "tok:sacrebleu(zh|char|13a)+lc"
     return f"nrefs:1|case:lc|eff:yes|{tok}|smooth:exp|version:{sacrebleu.__version__}"
 
@@ -156,15 +165,22 @@ def _chrf():
     return CHRF()
 
 
-def chrf(prediction: str, reference: str, lang: str) -> PairScore:
-    hyp = " ".join(_tokens(prediction, lang, "prediction"))
-    ref = " ".join(_tokens(reference, lang, "reference"))
+def chrf(prediction: str, reference: str, lang: str, tokenize: str = "comment") -> PairScore:
+    if tokenize not in CHRF_TOKENIZE:
+        raise ValueError(f"chrF tokenize must be one of {CHRF_TOKENIZE}, got {tokenize!r}")
+    if tokenize == "none":  # as written, as sacrebleu scores it
+        hyp, ref = require_text(prediction, "prediction"), require_text(reference, "reference")
+    else:
+        hyp = " ".join(_tokens(prediction, lang, "prediction"))
+        ref = " ".join(_tokens(reference, lang, "reference"))
     return PairScore(f=_chrf().sentence_score(hyp, [ref]).score / 100.0)
 
 
-def chrf_signature() -> str:
+def chrf_signature(tokenize: str = "comment") -> str:
     import sacrebleu
 
+    if tokenize == "none":
+        return f"chrF2|nc:6|nw:0|tok:none|case:mixed|space:no|version:{sacrebleu.__version__}"
     return f"chrF2|nc:6|nw:0|tok:{family_signature()}|version:{sacrebleu.__version__}"
 
 
@@ -177,7 +193,126 @@ def _dist_version(name: str) -> str:
         return "unknown"
 
 
-LEXICAL_METRICS: dict[str, Callable[..., PairScore]] = {
-    "bleu": bleu, "rouge_l": rouge_l, "meteor": meteor, "chrf": chrf}
-LEXICAL_SIGNATURES = {"bleu": bleu_signature, "rouge_l": rouge_signature,
-                      "meteor": meteor_signature, "chrf": chrf_signature}
+# ---------------------------------------------------------------- the metric classes
+
+class LexicalMetric(Metric):
+    """A metric on the comment tokenizer: no model, no context variant, noise drawn from the
+    dataset's own vocabulary."""
+
+    lexical = True
+    libraries = ("nlcomment-eval", "sacrebleu", "rouge-score", "nltk")
+    pair_function: Callable[..., PairScore]
+    signature_function: Callable[[], str]
+    takes_bleu_tokenize = takes_chrf_tokenize = False
+
+    def validate(self, config):
+        if config.model or config.layer is not None:
+            raise ConfigError(f"{self.name} is lexical: it takes no --model/--layer")
+        if config.context != "none":
+            raise ConfigError(f"{self.name} is lexical: context variants apply to neural "
+                              "metrics only (the context would be scored as text)")
+        if config.idf or config.rescale != "none":
+            raise ConfigError("--idf and --rescale apply to bertscore only")
+        if config.bleu_tokenize != "comment" and not self.takes_bleu_tokenize:
+            raise ConfigError("--bleu-tokenize applies to bleu only")
+        if config.chrf_tokenize != "comment" and not self.takes_chrf_tokenize:
+            raise ConfigError("--chrf-tokenize applies to chrf only")
+        return config
+
+    def signature(self, config) -> list[str]:
+        return [type(self).signature_function()]
+
+    def tokenizer_name(self, config) -> str:
+        return family_signature()
+
+    def language_tokenizer(self, config, lang: str) -> str:
+        return tokenizer_for(lang).signature
+
+    def noise_tokenizer_name(self, config) -> str:
+        from metrics.noise import LEXICAL_NOISE_TOKENIZER
+
+        return LEXICAL_NOISE_TOKENIZER
+
+    def noise_tokenizer(self, config, lang, corpus_texts):
+        from metrics.noise import lexical_noise_tokenizer, lexical_vocabulary
+
+        return lexical_noise_tokenizer(lang, lexical_vocabulary(corpus_texts(), lang))
+
+    def pair_options(self, config) -> dict:
+        return {}
+
+    def score_batch(self, config, items, setup):
+        function, options = type(self).pair_function, self.pair_options(config)
+        out = []
+        for item in items:
+            try:
+                out.append(function(item.prediction, item.reference, item.lang, **options))
+            except Exception as exc:  # one bad item never aborts the run
+                out.append(PairScore.failed(item_error(exc)))
+        return out
+
+
+class Bleu(LexicalMetric):
+    name = "bleu"
+    pair_function = bleu
+    takes_bleu_tokenize = True
+
+    def validate(self, config):
+        config = super().validate(config)
+        if config.bleu_tokenize not in BLEU_TOKENIZE:
+            raise ConfigError(f"--bleu-tokenize must be one of {', '.join(BLEU_TOKENIZE)}, "
+                              f"not {config.bleu_tokenize!r}")
+        return config
+
+    def signature(self, config) -> list[str]:
+        return [bleu_signature(config.bleu_tokenize)]
+
+    def language_tokenizer(self, config, lang: str) -> str:
+        if config.bleu_tokenize == "comment":
+            return super().language_tokenizer(config, lang)
+        if config.bleu_tokenize == "13a":
+            return "sacrebleu 13a (cased)"
+        return f"sacrebleu {sacrebleu_tokenizer_for(lang)}"
+
+    def run_params(self, config) -> dict:
+        return {"bleu_tokenize": config.bleu_tokenize}
+
+    def pair_options(self, config) -> dict:
+        return {"tokenize": config.bleu_tokenize}
+
+
+class RougeL(LexicalMetric):
+    name = "rouge_l"
+    aliases = ("rouge", "rougel")
+    pair_function = rouge_l
+    signature_function = rouge_signature
+
+
+class Meteor(LexicalMetric):
+    name = "meteor"
+    pair_function = meteor
+    signature_function = meteor_signature
+
+
+class Chrf(LexicalMetric):
+    name = "chrf"
+    pair_function = chrf
+    takes_chrf_tokenize = True
+
+    def validate(self, config):
+        config = super().validate(config)
+        if config.chrf_tokenize not in CHRF_TOKENIZE:
+            raise ConfigError(f"--chrf-tokenize must be one of {', '.join(CHRF_TOKENIZE)}, "
+                              f"not {config.chrf_tokenize!r}")
+        return config
+
+    def signature(self, config) -> list[str]:
+        return [chrf_signature(config.chrf_tokenize)]
+
+    def language_tokenizer(self, config, lang: str) -> str:
+        if config.chrf_tokenize == "none":
+            return "none (the text as written)"
+        return super().language_tokenizer(config, lang)
+
+    def pair_options(self, config) -> dict:
+        return {"tokenize": config.chrf_tokenize}

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from metrics.context import (MINIMAL_PREFIX, ContextVariant, EncodedSegment, Segment,
                              encode_segment, model_max_tokens, special_tokens)
-from metrics.scores import MetricInputError, PairScore
+from metrics.core import MetricInputError, PairScore
 
 CAUSAL_PROMPT_VERSION = "v1"
 CAUSAL_BRIDGE = "\nIn other words:\n"

@@ -22,10 +22,11 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from metrics.scores import MetricInputError, require_text
+import db.models
+from metrics.core import MetricInputError, require_text
 from metrics.tokenize import tokenizer_for
 
-NOISE_KINDS = ("uniform", "targeted")
+NOISE_KINDS = tuple(kind for kind in db.models.NOISE_KINDS if kind != "none")  # what makes text
 # The comment tokenizer of the target's language family, vocabulary = its dataset's files.
 LEXICAL_NOISE_TOKENIZER = "comment-v1@dataset-vocab"
 
@@ -90,7 +91,8 @@ def make_noise(kind: str, reference: str, tokenizer: NoiseTokenizer, seed: int, 
         pool = list(tokenizer.split(context or ""))
         if not pool:
             raise MetricInputError("targeted noise needs surrounding context, and the file has "
-                                   "none outside the comment")
+                                   "none outside the comment (use --noise uniform for such "
+                                   "targets)")
         tokens = rng.choices(pool, k=n)
     text = tokenizer.join(tokens)
     if not text.strip():  # e.g. only whitespace pieces were drawn: draw again, deterministically

@@ -16,8 +16,10 @@ typed as base + combining accent equals the precomposed one) and lower-cased wit
 (Greek final sigma handled); accents are kept (Greek ``πού`` and ``που`` differ). Punctuation and
 symbols are dropped: a metric compares words, not commas.
 
-Languages written without spaces that need a real word segmenter (th, lo, km, my, bo) are refused
-with :class:`UnsupportedLanguageError` rather than scored as one giant token.
+Any valid ISO 639 code is accepted (`taxonomy.languages`, the project's one check; a name such as
+``german`` is refused with the code to use). Languages written without spaces that need a real
+word segmenter (th, lo, km, my, bo) are refused with :class:`UnsupportedLanguageError` rather
+than scored as one giant token.
 """
 from __future__ import annotations
 
@@ -36,8 +38,7 @@ _NAME = r"[^\W\d]\w*"
 _WORD_RE = re.compile(rf"{_NAME}(?:\.{_NAME})*(?:\(\))?|\d+(?:[.,]\d+)*\w*")
 
 SCRIPTIO_CONTINUA = {"th": "Thai", "lo": "Lao", "km": "Khmer", "my": "Burmese", "bo": "Tibetan"}
-CJK_LANGUAGES = frozenset({"zh", "ja", "yue", "wuu", "cmn"})
-_LANG_CODE_RE = re.compile(r"^[a-z]{2,3}$")
+CJK_LANGUAGES = frozenset({"zh", "ja"})
 
 
 class UnsupportedLanguageError(ValueError):
@@ -84,11 +85,14 @@ CJK = CommentTokenizer("comment-cjk-v1", _CJK_RE)
 
 
 def check_language(lang: str) -> str:
-    """The normalised ISO 639 code, or a clear error for a code we cannot tokenize."""
-    code = (lang or "").strip().lower().replace("_", "-").split("-")[0]
-    if not _LANG_CODE_RE.match(code):
-        raise UnsupportedLanguageError(
-            f"language code {lang!r} is not an ISO 639-1/-3 code (expected e.g. 'en', 'zh', 'el')")
+    """The ISO 639-1 code, or a clear error for a code that is not one or that we cannot
+    tokenize."""
+    from taxonomy.languages import LanguageCodeError, normalise_language
+
+    try:
+        code = normalise_language(lang)
+    except LanguageCodeError as exc:
+        raise UnsupportedLanguageError(str(exc)) from None
     if code in SCRIPTIO_CONTINUA:
         raise UnsupportedLanguageError(
             f"language {lang!r} ({SCRIPTIO_CONTINUA[code]}) is written without spaces and needs a "

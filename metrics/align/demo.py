@@ -1,7 +1,7 @@
 """`python -m metrics.align --demo`: demo database -> demo scores -> alignment, offline.
 
 1. `db.demo.ensure_demo_database(url)` builds the demo dataset if it is missing.
-2. `metrics.score.score_grid(DEMO_GRID, url=url)` scores it (resumable: finished scores are
+2. `metrics.runner.score_grid(DEMO_GRID, url=url)` scores it (resumable: finished scores are
    kept); skipped when every demo configuration already has scores.
 3. The caller aligns and writes the report.
 """
@@ -60,10 +60,10 @@ def prepare_demo(url: str, console) -> int:
         console.print("demo scores already there; aligning")
         return 0
     try:
-        from metrics.runner import ConfigError, ScoringConfig
-        from metrics.score import score_grid
+        from metrics.config import ConfigError, ScoringConfig
+        from metrics.runner import score_grid
     except ImportError as error:
-        console.print("[red]error:[/red] the scoring runner (metrics.score.score_grid) is not "
+        console.print("[red]error:[/red] the scoring runner (metrics.runner.score_grid) is not "
                       f"available yet, so the demo cannot compute its scores: {error}. "
                       "Score the database with `python -m metrics.score` and run "
                       "`python -m metrics.align` without --demo.")

@@ -15,7 +15,7 @@ from metrics.align.demo import DEMO_CONTEXTS, demo_grid, prepare_demo
 
 
 def test_demo_grid_is_accepted_by_the_scoring_runner():
-    runner = pytest.importorskip("metrics.runner")
+    runner = pytest.importorskip("metrics.config")
     configs = [runner.ScoringConfig(**config).validated() for config in demo_grid()]
     assert {c.context for c in configs if c.metric == "bertscore"} == set(DEMO_CONTEXTS)
     assert {c.noise for c in configs} == {"none", "uniform", "targeted"}

@@ -186,7 +186,7 @@ def test_unreadable_file_is_reported_and_the_rest_goes_on(tmp_path, db_url):
 
 @pytest.mark.slow
 def test_model_tokenizer_counts_and_budget(tmp_path, db_url, smollm2):
-    """--tokenizer resolves an offline id through metrics.hub and replaces the approximation."""
+    """--tokenizer resolves an offline id through models and replaces the approximation."""
     (tmp_path / "u.py").write_text(DUTCH_PY, encoding="utf-8")
     result = run_extract([tmp_path], natural_language="nl", dataset="tok", db_url=db_url,
                          tokenizers=["HuggingFaceTB/SmolLM2-135M-Instruct"], console=False,

@@ -6,7 +6,7 @@ import pytest
 from metrics.bertscore import Baseline, corpus_baseline, truncate_to_layer
 from metrics.context import (ContextVariant, Segment, build_segment, encode_segment,
                              special_tokens)
-from metrics.scores import MetricInputError, PairScore
+from metrics.core import MetricInputError, PairScore
 
 pytestmark = pytest.mark.slow
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from metrics.runner import (ConfigError, ScoringConfig, ScoringItem, expand_grid, load_grid,
-                            score_items)
-from metrics.score import main, score_configuration, score_grid
+from metrics.config import ConfigError, ScoringConfig, expand_grid, load_grid
+from metrics.core import ScoringItem, score_items
+from metrics.runner import score_configuration, score_grid
+from metrics.score import main
 
 
 def _count(url, model, **where):

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from metrics.lexical import bleu, chrf, meteor, rouge_l
-from metrics.scores import MetricInputError
+from metrics.core import MetricInputError
 from metrics.tokenize import UnsupportedLanguageError, check_language, tokenize, tokenizer_for
 
 
@@ -38,8 +38,12 @@ def test_language_families_and_refusals():
     assert check_language("zh-Hant") == "zh" and check_language("EN") == "en"
     with pytest.raises(UnsupportedLanguageError, match="Thai.*word segmenter"):
         tokenize("สวัสดีครับ", "th")
-    with pytest.raises(UnsupportedLanguageError, match="not an ISO 639"):
+    with pytest.raises(UnsupportedLanguageError,
+                       match="'english' is not a language code; did you mean 'en'"):
         tokenize("hello", "english")
+    assert check_language("deu") == "de" and tokenizer_for("de").name == "comment-intl-v1"
+    with pytest.raises(UnsupportedLanguageError, match="'xx' is not a language code"):
+        check_language("xx")
 
 
 def test_plugs_into_rouge_score_and_keeps_greek():

@@ -27,10 +27,10 @@ def double_or_fail(config: dict, items: list[dict]) -> list[dict]:
 
 def runner_fail_first(payload, items) -> list:
     """The metrics runner's worker function, except that each shard's first attempt fails."""
-    from metrics.executors import score_runner_batch
+    from metrics.core import score_chunk
 
     config = payload[0]
     name = f"{config.metric}-{config.context}-seed{config.seed}-{items[0].subject_id}"
     if _attempt(os.environ[FAIL_DIR_ENV], name) == 0:
         raise RuntimeError("flaky worker: first attempt fails on purpose")
-    return score_runner_batch(payload, items)
+    return score_chunk(payload, items)

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, select
 
-from metrics.executors import (InProcessExecutor, ProcessPoolExecutor, RayExecutor, Shard,
-                               run_shards)
-from metrics.runner import ScoringConfig
-from metrics.score import score_configuration, score_grid
+import flaky_scorer
+from metrics.config import ScoringConfig
+from metrics.parallel import (InProcessExecutor, ProcessPoolExecutor, RayExecutor, Shard,
+                              run_shards)
+from metrics.runner import score_configuration, score_grid
 
 HERE = Path(__file__).parent
 LEXICAL = [ScoringConfig("bleu").validated(), ScoringConfig("rouge_l").validated(),
@@ -22,7 +23,7 @@ CONFIGS = LEXICAL + [ScoringConfig("bertscore", layer=3, context=c).validated()
                      for c in ("none", "full")]
 # Loading torch and the encoder costs each fresh worker process ~20 s on a busy 2-core box, so
 # BERTScore runs on the session's Ray workers (loaded once) and the process pool gets the
-# lexical grid; both go through the same worker code (metrics.executors.score_shard).
+# lexical grid; both go through the same worker code (metrics.parallel.score_shard).
 CONFIGS_FOR = {"process": LEXICAL, "ray": CONFIGS}
 LANGUAGES = ("zh", "el", "nl")  # three targets, two models each: six generations
 CHUNK = 2  # items per shard: three shards per configuration
@@ -150,7 +151,7 @@ def test_failed_shard_is_retried_and_a_hopeless_one_reported(kind, request, tmp_
         stored[result.shard.key] = result.scores
 
     with _executor(kind, request) as executor:
-        report = run_shards(shards, "flaky_scorer:double_or_fail", executor, on_result=store,
+        report = run_shards(shards, flaky_scorer.double_or_fail, executor, on_result=store,
                             retries=2)
     assert sorted(stored) == [f"s{k}" for k in range(5)]
     assert all(s["value"] == 2 * s["id"] for scores in stored.values() for s in scores)
@@ -165,8 +166,8 @@ def test_failed_shard_is_retried_and_a_hopeless_one_reported(kind, request, tmp_
 class FlakyRayExecutor(RayExecutor):
     """Real Ray, running the runner's worker function wrapped so each shard fails once."""
 
-    def submit(self, shard, scorer):
-        return super().submit(shard, "flaky_scorer:runner_fail_first")
+    def submit(self, shard, function):
+        return super().submit(shard, flaky_scorer.runner_fail_first)
 
 
 @pytest.mark.slow

@@ -1,22 +1,18 @@
-"""Where the scoring of a metric grid runs: in this process, in a local process pool, or on Ray.
+"""Where scoring runs: in this process, in a local process pool, or on Ray.
 
-The grid is cut into shards, one (configuration, batch of generations) each (`Shard`). A worker
-only computes: it imports the scoring function named by a dotted path (``"pkg.mod:function"``,
-called as ``function(config, items) -> list of scores``), optionally warms its models once per
-worker process (``prepare_config(config)`` next to it; models stay memoised by `metrics.hub`),
-and returns plain data. The driver (`run_shards`) keeps a bounded number of shards in flight,
-hands each finished shard to one callback (which writes it to the database: one writer, once),
-resubmits a failed shard up to ``retries`` times, and reports the ones that still failed while
-the rest goes on.
+Work is cut into shards, one (payload, batch of items) each (`Shard`). A worker only computes:
+it calls the scoring function it was given (a picklable, module-level function
+``function(payload, items) -> list of scores``; its optional ``prepare(payload)`` attribute
+warms models once per worker process) and returns plain data. The driver (`iter_results`,
+`run_shards`) keeps a bounded number of shards in flight, hands each finished shard to the
+caller (which writes it to the database: one writer, once), resubmits a failed shard up to
+``retries`` times, and reports the ones that still failed while the rest goes on.
 
     executor = make_executor("ray", address="auto")          # or "inprocess", "process"
-    report = run_shards(shards, "metrics.executors:score_runner_batch", executor,
-                        on_result=store)
+    report = run_shards(shards, metrics.core.score_chunk, executor, on_result=store)
 
-`python -m metrics.score ... --executor process --workers 4` (or ``--executor ray --address
-auto``) runs the metrics runner's chunks this way (`score_chunks`): its pure per-batch function
-`metrics.runner.score_items(config, items, setup)` in the workers, its database writes in the
-driver.
+The metrics runner (`python -m metrics.score ... --executor process --workers 4`, or
+``--executor ray --address auto``) uses `score_chunks` with `metrics.core.score_chunk`.
 
 Executors: `InProcessExecutor` (default; no start-up, no serialisation), `ProcessPoolExecutor`
 (``--workers N`` spawned processes, torch threads split between them), `RayExecutor`
@@ -27,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import importlib
 import os
 import socket
 import sys
@@ -46,9 +41,9 @@ class ExecutorError(RuntimeError, ValueError):
 
 @dataclass(frozen=True)
 class Shard:
-    """One unit of work: a configuration and the items to score (picklable plain data)."""
+    """One unit of work: a payload and the items to score (picklable plain data)."""
     key: str
-    config: Any
+    payload: Any  # what the function needs besides the items (the runner: config, setup)
     items: tuple
 
     def __len__(self) -> int:
@@ -83,30 +78,17 @@ class GridReport:
 
 # ------------------------------------------------------------------------------ worker side
 
-def resolve_scorer(path: str) -> tuple[Callable, Optional[Callable]]:
-    """The scoring function named ``"module:function"`` and its warm-up hook: the function's
-    `prepare` attribute, else the module's `prepare_config`, else None."""
-    module_name, _, name = path.partition(":")
-    if not module_name or not name:
-        raise ExecutorError(f"scorer {path!r} must look like 'package.module:function'")
-    module = importlib.import_module(module_name)
-    try:
-        function = getattr(module, name)
-    except AttributeError:
-        raise ExecutorError(f"module {module_name} has no function {name!r}") from None
-    return function, getattr(function, "prepare", getattr(module, "prepare_config", None))
-
-
-def score_shard(scorer: str, config: dict, items: tuple) -> dict:
+def score_shard(function: Callable, payload, items: tuple) -> dict:
     """Run in a worker: score one shard, return scores and timings (plain data)."""
-    function, prepare = resolve_scorer(scorer)
+    prepare = getattr(function, "prepare", None)
     started = time.perf_counter()
     if prepare is not None:
-        prepare(config)
+        prepare(payload)
     prepared = time.perf_counter()
-    scores = function(config, list(items))
+    scores = function(payload, list(items))
     if len(scores) != len(items):
-        raise ExecutorError(f"scorer {scorer} returned {len(scores)} scores for {len(items)} items")
+        name = getattr(function, "__qualname__", repr(function))
+        raise ExecutorError(f"{name} returned {len(scores)} scores for {len(items)} items")
     return dict(scores=scores, worker=f"{socket.gethostname()}:{os.getpid()}",
                 prepare_s=prepared - started, score_s=time.perf_counter() - prepared)
 
@@ -150,7 +132,7 @@ class Executor:
     def start(self) -> None:
         pass
 
-    def submit(self, shard: Shard, scorer: str) -> cf.Future:
+    def submit(self, shard: Shard, function: Callable) -> cf.Future:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -175,10 +157,10 @@ class InProcessExecutor(Executor):
     def capacity(self) -> int:
         return 1
 
-    def submit(self, shard: Shard, scorer: str) -> cf.Future:
+    def submit(self, shard: Shard, function: Callable) -> cf.Future:
         future: cf.Future = cf.Future()
         try:
-            future.set_result(score_shard(scorer, shard.config, shard.items))
+            future.set_result(score_shard(function, shard.payload, shard.items))
         except Exception as error:  # noqa: BLE001 - handed to the driver like a remote failure
             future.set_exception(error)
         return future
@@ -205,17 +187,17 @@ class ProcessPoolExecutor(Executor):
             max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_process_worker, initargs=(self.threads, list(sys.path)))
 
-    def submit(self, shard: Shard, scorer: str) -> cf.Future:
+    def submit(self, shard: Shard, function: Callable) -> cf.Future:
         if self._pool is None:
             self.start()
         try:
-            return self._pool.submit(score_shard, scorer, shard.config, shard.items)
+            return self._pool.submit(score_shard, function, shard.payload, shard.items)
         except cf.process.BrokenProcessPool:
             # a worker died (out of memory, killed): the pool is unusable, start a new one
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
             self.start()
-            return self._pool.submit(score_shard, scorer, shard.config, shard.items)
+            return self._pool.submit(score_shard, function, shard.payload, shard.items)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -287,10 +269,10 @@ class RayExecutor(Executor):
         self._remote = ray.remote(score_shard).options(
             num_cpus=self.cpus_per_task, num_gpus=num_gpus, max_retries=0)
 
-    def submit(self, shard: Shard, scorer: str) -> cf.Future:
+    def submit(self, shard: Shard, function: Callable) -> cf.Future:
         if self._remote is None:
             self.start()
-        return self._remote.remote(scorer, shard.config, shard.items).future()
+        return self._remote.remote(function, shard.payload, shard.items).future()
 
     def close(self) -> None:
         if self._started_ray:
@@ -354,7 +336,8 @@ class ShardFailure:
     attempts: int
 
 
-def iter_results(shards: Iterable[Shard], scorer: str, executor: Executor, *, retries: int = 2,
+def iter_results(shards: Iterable[Shard], function: Callable, executor: Executor, *,
+                 retries: int = 2,
                  report: GridReport | None = None,
                  on_failure: Callable[[Shard, str, int], None] | None = None
                  ) -> Iterator[ShardResult | ShardFailure]:
@@ -373,7 +356,7 @@ def iter_results(shards: Iterable[Shard], scorer: str, executor: Executor, *, re
             while pending and len(in_flight) < executor.capacity:
                 shard = pending.popleft()
                 attempts[shard.key] = attempts.get(shard.key, 0) + 1
-                in_flight[executor.submit(shard, scorer)] = (shard, time.perf_counter())
+                in_flight[executor.submit(shard, function)] = (shard, time.perf_counter())
             finished, _ = cf.wait(list(in_flight), return_when=cf.FIRST_COMPLETED)
             for future in finished:
                 shard, submitted = in_flight.pop(future)
@@ -402,14 +385,14 @@ def iter_results(shards: Iterable[Shard], scorer: str, executor: Executor, *, re
         report.wall_s = time.perf_counter() - started
 
 
-def run_shards(shards: Iterable[Shard], scorer: str, executor: Executor, *,
+def run_shards(shards: Iterable[Shard], function: Callable, executor: Executor, *,
                on_result: Callable[[ShardResult], None], retries: int = 2,
                progress: Callable[[ShardResult], None] | None = None,
                on_failure: Callable[[Shard, str, int], None] | None = None) -> GridReport:
     """`iter_results` with a callback: `on_result` is called once per finished shard, in the
     driver (write it to the database there); failures end up in `GridReport.failed`."""
     report = GridReport()
-    for outcome in iter_results(shards, scorer, executor, retries=retries, report=report,
+    for outcome in iter_results(shards, function, executor, retries=retries, report=report,
                                 on_failure=on_failure):
         if isinstance(outcome, ShardResult):
             on_result(outcome)
@@ -418,42 +401,22 @@ def run_shards(shards: Iterable[Shard], scorer: str, executor: Executor, *,
     return report
 
 
-# ------------------------------------------------------------------------------ the metrics runner
+# ------------------------------------------------------------------------------ chunks
 
-def score_runner_batch(payload, items) -> list:
-    """Worker side of `python -m metrics.score`: the runner's pure per-batch function."""
-    from metrics.runner import score_items
-
-    config, setup = payload
-    return score_items(config, list(items), setup)
-
-
-def _prepare_runner(payload) -> None:
-    from metrics.runner import get_scorer
-
-    get_scorer(payload[0])  # loads the model once per worker process (None for lexical)
-
-
-score_runner_batch.prepare = _prepare_runner
-RUNNER_SCORER = "metrics.executors:score_runner_batch"
-
-
-def score_chunks(config, setup, chunks: Iterable[list], executor: Executor | None = None, *,
-                 retries: int = 2, key: str = "chunk", scorer: str = RUNNER_SCORER
+def score_chunks(function: Callable, payload, chunks: Iterable[list],
+                 executor: Executor | None = None, *, retries: int = 2, key: str = "chunk"
                  ) -> Iterator[tuple[list, Optional[list], Optional[str]]]:
-    """(items, scores, None) per chunk of the runner's items, or (items, None, error) for a chunk
-    that failed 1 + `retries` times. Without an executor: in this process, one chunk after the
-    other, lazily (the runner's own loop). With one: every chunk is a shard, results come in
+    """(items, scores, None) per chunk, or (items, None, error) for a chunk that failed
+    1 + `retries` times. Without an executor: ``function(payload, items)`` in this process, one
+    chunk after the other, lazily. With one: every chunk is a shard, results come in
     completion order."""
     if executor is None:
-        from metrics.runner import score_items
-
         for items in chunks:
-            yield items, score_items(config, items, setup), None
+            yield items, function(payload, items), None
         return
-    shards = [Shard(f"{key}:{items[0].subject_id}-{items[-1].subject_id}", (config, setup),
-                    tuple(items)) for items in chunks if items]
-    for outcome in iter_results(shards, scorer, executor, retries=retries):
+    shards = [Shard(f"{key}:{items[0].subject_id}-{items[-1].subject_id}", payload, tuple(items))
+              for items in chunks if items]
+    for outcome in iter_results(shards, function, executor, retries=retries):
         if isinstance(outcome, ShardResult):
             yield list(outcome.shard.items), outcome.scores, None
         else:

@@ -1,0 +1,134 @@
+"""Scoring configurations: one metric configuration, its validation and signature, grid files.
+
+:class:`ScoringConfig` is plain, picklable data. :meth:`ScoringConfig.validated` checks what
+every metric shares (context, noise, limits, languages) and hands the rest to the metric's own
+class (`metrics.registry.METRICS`); :meth:`ScoringConfig.signature` names the configuration
+reproducibly (sacrebleu-style) and is the MetricRun's unique key: equal signatures, equal scores.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from db.models import NOISE_KINDS
+from metrics.context import ContextVariant
+from metrics.core import ConfigError, Metric, version
+from metrics.registry import METRICS, metric_name
+
+RUNNER_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    metric: str
+    model: Optional[str] = None
+    layer: Optional[int] = None
+    context: str = "none"
+    noise: str = "none"
+    seed: int = 0
+    idf: bool = False
+    rescale: str = "none"
+    bleu_tokenize: str = "comment"
+    chrf_tokenize: str = "comment"
+    dtype: Optional[str] = None
+    # how to run, not what is computed: not part of the signature
+    device: Optional[str] = None
+    batch_size: Optional[int] = None
+    langs: tuple[str, ...] = ()
+    limit: Optional[int] = None
+    dataset: Optional[str] = None
+
+    def validated(self) -> "ScoringConfig":
+        """A normalised copy, or ConfigError naming the bad field."""
+        config = replace(self, metric=metric_name(self.metric))
+        try:
+            config = replace(config, context=ContextVariant.parse(self.context).value)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.noise not in NOISE_KINDS:
+            raise ConfigError(f"unknown noise {self.noise!r}; choose one of "
+                              f"{', '.join(NOISE_KINDS)}")
+        config = config.implementation.validate(config)
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError("--limit must be at least 1")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ConfigError("--batch-size must be at least 1")
+        from taxonomy.languages import LanguageCodeError, normalise_language
+
+        try:
+            langs = tuple(sorted({normalise_language(lang) for lang in self.langs
+                                  if lang.strip()}))
+        except LanguageCodeError as exc:
+            raise ConfigError(f"--lang: {exc}") from None
+        return replace(config, langs=langs)
+
+    @property
+    def implementation(self) -> Metric:
+        """The metric's class (`metrics.registry.METRICS`) of a validated configuration."""
+        return METRICS[self.metric]
+
+    @property
+    def is_lexical(self) -> bool:
+        return self.implementation.lexical
+
+    def noise_tokenizer_name(self) -> str:
+        return self.implementation.noise_tokenizer_name(self)
+
+    def signature(self) -> str:
+        """metric, its options and versions, ctx, noise, seed: equal signatures, equal scores."""
+        parts = [f"metric:{self.metric}", *self.implementation.signature(self),
+                 f"ctx:{self.context}", f"noise:{self.noise}"]
+        if self.noise != "none":
+            parts.append(f"noisetok:{self.noise_tokenizer_name()}")
+        parts += [f"seed:{self.seed}", f"runner:{RUNNER_VERSION}"]
+        return "|".join(parts)
+
+    def library_versions(self) -> dict:
+        return {name: version(name) for name in self.implementation.libraries}
+
+
+def expand_grid(spec: dict) -> list[ScoringConfig]:
+    """``{defaults: {...}, runs: [{metric: [a, b], noise: [...], ...}, ...]}`` -> configs; a list
+    value in a run expands into one configuration per element (cartesian product)."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("runs"), list):
+        raise ConfigError("a grid file is a mapping with a `runs:` list (and optional `defaults:`)")
+    defaults = spec.get("defaults") or {}
+    fields = set(ScoringConfig.__dataclass_fields__)
+    configs = []
+    for n, run in enumerate(spec["runs"], 1):
+        if not isinstance(run, dict):
+            raise ConfigError(f"grid run #{n} is not a mapping: {run!r}")
+        merged = {**defaults, **run}
+        unknown = set(merged) - fields
+        if unknown:
+            raise ConfigError(f"grid run #{n}: unknown field(s) {', '.join(sorted(unknown))}; "
+                              f"known: {', '.join(sorted(fields))}")
+        keys = list(merged)
+        values = [v if isinstance(v, list) and k != "langs" else [v] for k, v in merged.items()]
+        for combo in itertools.product(*values):
+            kwargs = dict(zip(keys, combo))
+            if "langs" in kwargs:
+                langs = kwargs["langs"]
+                kwargs["langs"] = tuple([langs] if isinstance(langs, str) else langs)
+            try:
+                configs.append(ScoringConfig(**kwargs).validated())
+            except ConfigError as exc:
+                raise ConfigError(f"grid run #{n} ({kwargs}): {exc}") from None
+    return configs
+
+
+def load_grid(path: str) -> list[ScoringConfig]:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            spec = yaml.safe_load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read grid file {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"grid file {path} is not valid YAML: {exc}") from None
+    try:
+        return expand_grid(spec)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None

@@ -1,0 +1,165 @@
+"""The metric interface: what every metric class implements, and the pure scoring step.
+
+A metric (one class each, registered in `metrics.registry.METRICS`, as sacrebleu does) answers
+five questions about a `metrics.config.ScoringConfig`:
+
+- `validate(config)`: the config with this metric's defaults filled in, or ConfigError;
+- `signature(config)`: the metric's part of the run signature (`metrics.config` adds the rest);
+- `prepare(config)`: load the model / tokenizer, once per process (None for lexical metrics);
+- `prepare_run(config, references, stored)`: run-wide inputs (idf, baselines) from the corpus;
+- `score_batch(config, items, setup)`: one PairScore per item, a failing item gets its error.
+
+:func:`score_items` is the functional core used in this process and in every worker
+(`metrics.parallel`): plain values in, plain values out, no database.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from metrics.tokenize import UnsupportedLanguageError, check_language
+
+
+class MetricInputError(ValueError):
+    """An item that cannot be scored (empty text, unsupported language...); the run goes on."""
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """P/R/F of one pair (F is the headline score), or the error that kept it from a score."""
+
+    precision: Optional[float] = None
+    recall: Optional[float] = None
+    f: Optional[float] = None
+    details: dict = field(default_factory=dict)
+    error: Optional[str] = None
+
+    @classmethod
+    def failed(cls, error: str, **details) -> "PairScore":
+        return cls(error=error, details=dict(details))
+
+
+def require_text(text: str, what: str) -> str:
+    """The text, or a MetricInputError naming what was empty or not text."""
+    if not isinstance(text, str):
+        raise MetricInputError(f"{what} is {type(text).__name__}, not text")
+    if not text.strip():
+        raise MetricInputError(f"empty {what}: nothing to score")
+    return text
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run (unknown metric, option that does not apply...)."""
+
+
+@dataclass(frozen=True)
+class ScoringItem:
+    """One thing to score: a prediction (generation or noise text) against its reference."""
+
+    subject: str  # "generation" | "noise"
+    subject_id: int
+    target_id: int
+    prediction: str
+    reference: str
+    lang: str
+    file_content: Optional[str] = None
+    span: Optional[tuple[int, int]] = None
+
+
+def item_error(exc: Exception) -> str:
+    """The message stored in MetricScore.error: ours as they are, others with their type."""
+    if isinstance(exc, (MetricInputError, UnsupportedLanguageError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class Metric:
+    """Base class of every metric; subclasses override what differs."""
+
+    name = "?"
+    lexical = True
+    aliases: tuple[str, ...] = ()
+    libraries: tuple[str, ...] = ()  # distributions whose versions a run records
+
+    def validate(self, config):
+        raise NotImplementedError
+
+    def signature(self, config) -> list[str]:
+        raise NotImplementedError
+
+    def tokenizer_name(self, config) -> str:
+        """MetricRun.tokenizer."""
+        raise NotImplementedError
+
+    def language_tokenizer(self, config, lang: str) -> str:
+        """The tokenizer a text in ``lang`` is scored with (the signature names the rule)."""
+        raise NotImplementedError
+
+    def noise_tokenizer_name(self, config) -> str:
+        """NoiseSample.tokenizer: noise is drawn in this tokenizer's token space."""
+        raise NotImplementedError
+
+    def noise_tokenizer(self, config, lang: str, corpus_texts: Callable[[], list[str]]):
+        """A metrics.noise.NoiseTokenizer; `corpus_texts()` gives the files of the target's
+        dataset and language (only the lexical vocabulary needs them)."""
+        raise NotImplementedError
+
+    def run_params(self, config) -> dict:
+        """What this metric adds to MetricRun.params when the run is created."""
+        return {}
+
+    def prepare(self, config) -> Any:
+        """Load what scoring needs (memoised per process); None when nothing is loaded."""
+        return None
+
+    def needs_references(self, config) -> bool:
+        """Whether `prepare_run` needs every reference of the corpus in play."""
+        return False
+
+    def prepare_run(self, config, references: dict, stored: dict) -> tuple[Any, dict]:
+        """(setup handed to every score_batch, params to store); `stored` holds what a previous
+        invocation of the same run computed, so a resumed run stays equal."""
+        return None, stored
+
+    def score_batch(self, config, items: Sequence[ScoringItem], setup) -> list[PairScore]:
+        raise NotImplementedError
+
+
+def score_items(config, items: Sequence[ScoringItem], setup=None) -> list[PairScore]:
+    """Scores of ``items`` under ``config``, in order; a failing item gets PairScore.error.
+    Every metric refuses a language code that is not one (`metrics.tokenize.check_language`)."""
+    out: list[Optional[PairScore]] = [None] * len(items)
+    valid = []
+    for i, item in enumerate(items):
+        try:
+            check_language(item.lang)
+            valid.append(i)
+        except UnsupportedLanguageError as exc:
+            out[i] = PairScore.failed(item_error(exc))
+    scores = config.implementation.score_batch(config, [items[i] for i in valid], setup) \
+        if valid else []
+    for i, score in zip(valid, scores):
+        out[i] = score
+    return out  # type: ignore[return-value]
+
+
+def score_chunk(payload, items) -> list[PairScore]:
+    """A worker's function (`metrics.parallel`): payload is (config, setup)."""
+    config, setup = payload
+    return score_items(config, items, setup)
+
+
+def _prepare_chunk(payload) -> None:
+    config = payload[0]
+    config.implementation.prepare(config)  # loads the model once per worker process
+
+
+score_chunk.prepare = _prepare_chunk

@@ -1,0 +1,25 @@
+"""METRICS: every metric by name, one class each (`metrics.core.Metric`).
+
+Adding a metric is one class (in `metrics.lexical`, `metrics.neural` or a module of its own)
+and one line here; the configuration, the runner, the store and the executors need no change.
+"""
+from __future__ import annotations
+
+from metrics.core import ConfigError, Metric
+from metrics.lexical import Bleu, Chrf, Meteor, RougeL
+from metrics.neural import BartScore, BertScore, LMScore
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Bleu(), RougeL(), Meteor(), Chrf(), BertScore(), BartScore(), LMScore())}
+LEXICAL = tuple(name for name, m in METRICS.items() if m.lexical)
+NEURAL = tuple(name for name, m in METRICS.items() if not m.lexical)
+_ALIASES = {alias: m.name for m in METRICS.values() for alias in m.aliases}
+
+
+def metric_name(name: str) -> str:
+    """The registered name of ``name`` (case, dashes and aliases forgiven), or ConfigError."""
+    key = (name or "").strip().lower().replace("-", "_")
+    key = _ALIASES.get(key, key)
+    if key not in METRICS:
+        raise ConfigError(f"unknown metric {name!r}; choose one of {', '.join(METRICS)}")
+    return key

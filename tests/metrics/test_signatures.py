@@ -1,0 +1,45 @@
+"""Run signatures are the MetricRun's unique key: a refactor that changes one byte of them makes
+every existing database score its finished runs again. These are the signatures commit 993aff5
+built (tests/metrics/data/signatures_993aff5.txt, library versions as placeholders), rebuilt
+here from the study grid and from a few configurations with the options the grid leaves out."""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from pathlib import Path
+
+import yaml
+
+from metrics.config import ScoringConfig, expand_grid
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED = Path(__file__).parent / "data" / "signatures_993aff5.txt"
+
+
+def _recorded():
+    versions = {name.replace("-", "_"): importlib.metadata.version(name)
+                for name in ("sacrebleu", "nltk", "torch", "transformers", "rouge-score")}
+    grid, extra = [], []
+    for line in RECORDED.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        kind, *fields = line.split("\t")
+        fields[-1] = fields[-1].format(**versions)
+        (grid if kind == "grid" else extra).append(fields)
+    return grid, extra
+
+
+def test_study_grid_signatures_are_unchanged():
+    spec = yaml.safe_load((ROOT / "metrics" / "grids" / "study.yaml").read_text(encoding="utf-8"))
+    spec["defaults"] = {**(spec.get("defaults") or {}), "device": "cpu"}  # dtype's default
+    grid, _ = _recorded()
+    built = [config.signature() for config in expand_grid(spec)]
+    assert len(built) == 30
+    assert built == [signature for (signature,) in grid]
+
+
+def test_option_signatures_are_unchanged():
+    _, extra = _recorded()
+    assert len(extra) >= 8
+    for options, signature in extra:
+        assert ScoringConfig(**json.loads(options)).validated().signature() == signature, options
