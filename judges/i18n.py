@@ -102,13 +102,20 @@ def validate_texts(table, where: str, *, partial: bool = False) -> dict:
     return table
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: what is wrong with a YAML text and where."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}".replace("\n", " ")
+
+
 def read_text_file(path: Path, *, partial: bool = False) -> dict:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise PromptTextError(f"cannot read {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise PromptTextError(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from None
+        raise PromptTextError(f"{path}: {yaml_problem(exc)}") from None
     return validate_texts(data, str(path), partial=partial)
 
 

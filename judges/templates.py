@@ -23,7 +23,8 @@ from pathlib import Path
 import yaml
 
 from db.models import JUDGE_STRATEGIES
-from judges.i18n import PROMPT_LANGUAGES, PromptTextError, texts, validate_texts
+from judges.i18n import (PROMPT_LANGUAGES, PromptTextError, texts, validate_texts,
+                          yaml_problem)
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
@@ -54,8 +55,10 @@ def load_template(path: str | Path) -> PromptTemplate:
         raise PromptTextError(f"cannot read prompt template {path}: {exc.strerror}") from None
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise PromptTextError(f"{path}: not valid UTF-8 YAML: {exc}".replace("\n", " ")) from None
+    except UnicodeDecodeError as exc:
+        raise PromptTextError(f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except yaml.YAMLError as exc:
+        raise PromptTextError(f"{path}: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise PromptTextError(f"{path}: must be a mapping with name, base and texts")
     unknown = sorted(set(data) - {"name", "base", "texts"})

@@ -126,3 +126,19 @@ def test_cost_of_an_unknown_price_is_unknown_from_the_start(judge_db, chat_serve
     (judge_run,), _ = stored(judge_db)
     assert judge_run.cost_usd is None  # not a false 0.0 before any target is stored
     assert "run total unknown" in capsys.readouterr().out
+
+
+def test_an_answer_echoing_the_example_is_stored_as_a_parse_error(judge_db, chat_server,
+                                                                  tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+    def echo_the_example(request):  # what a small model does: copy the shown format
+        user = request["messages"][-1]["content"]
+        return reply(user.rsplit("```json\n", 1)[1].split("\n```")[0].replace(
+            "Λανθασμένο | Μερικώς σωστό | Σωστό", "Σωστό"))
+
+    chat_server.responder = echo_the_example
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--limit", "1"))
+    assert code == 1
+    _, (response,) = stored(judge_db)
+    assert response.status == "parse_error" and "echoes the example" in response.error
