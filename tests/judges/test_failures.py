@@ -118,16 +118,6 @@ def test_a_llama_cpp_python_server_works_with_the_defaults(judge_db, chat_server
     assert "structured_fallback" in runs[0].params
 
 
-def test_cost_of_an_unknown_price_is_unknown_from_the_start(judge_db, chat_server, tmp_path,
-                                                             monkeypatch, capsys):
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    chat_server.responder = lambda request: reply("down", status=500)
-    assert run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--max-retries", "0")) == 1
-    (judge_run,), _ = stored(judge_db)
-    assert judge_run.cost_usd is None  # not a false 0.0 before any target is stored
-    assert "run total unknown" in capsys.readouterr().out
-
-
 def test_an_answer_echoing_the_example_is_stored_as_a_parse_error(judge_db, chat_server,
                                                                   tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")

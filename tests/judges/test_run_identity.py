@@ -14,7 +14,7 @@ from sqlmodel import select
 from db import models
 from db.engine import session_scope
 from judge_testkit import answer_from_request, reply, serving
-from judges import run
+from judges import report, run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,8 +50,7 @@ def test_runs_and_cached_answers_are_keyed_on_the_endpoint(judge_db, chat_server
     assert chat_server.calls == 2
     # the same endpoint spelled differently: the same run, answered from the cache
     port = chat_server.httpd.server_address[1]
-    assert run.main(argv_for(f"HTTP://127.0.0.1:{port}/v1/", judge_db, cache, "--redo",
-                             "api_error")) == 0
+    assert run.main(argv_for(f"HTTP://127.0.0.1:{port}/v1/", judge_db, cache)) == 0
     assert chat_server.calls == 2 and len(runs_of(judge_db)) == 1
     # another server under the same model name: its own run, asked afresh
     with serving() as other:
@@ -119,3 +118,26 @@ def test_tokens_answered_before_a_kill_are_counted_once(judge_db, chat_server, t
     (resumed,) = runs_of(judge_db)
     assert (resumed.prompt_tokens, resumed.completion_tokens) == (700, 140)
     assert abs(resumed.cost_usd - (700 * 1000 + 140 * 2000) / 1e6) < 1e-9
+
+
+def test_a_run_without_a_price_shows_an_unknown_cost_while_it_runs(judge_db, chat_server,
+                                                                   tmp_path):
+    """Before its first target is stored (here: the judge is still thinking), a run whose
+    model has no price must read as unknown, not as a false $0."""
+    chat_server.responder = lambda request: reply(answer_from_request(request, "el"), delay=30)
+    argv = argv_for(chat_server.base_url, judge_db, tmp_path / "cache.sqlite3", "--limit", "1")
+    env = {**os.environ, "OPENAI_API_KEY": "test-key", "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "judges.run", *argv], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while chat_server.calls < 1 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert chat_server.calls == 1, proc.stderr.read() if proc.poll() is not None else ""
+        (running,) = runs_of(judge_db)
+        assert running.cost_usd is None
+        with session_scope(judge_db) as s:
+            assert report.run_settings(s)["cost_usd"].isna().all()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
