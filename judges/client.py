@@ -9,8 +9,8 @@ behind one response cache.
   500 of llama-cpp-python's server); then plain JSON, recorded. An endpoint that cannot be
   reached, or refuses the key (401/403), raises `EndpointUnusable`: the run stops at once.
 - `LocalBackend`: a causal LM in this process (chat template, greedy), for offline use.
-- `ResponseCache`: a SQLite file of answers keyed by a hash of (backend, model, messages,
-  parameters, response format). A re-run answers from it without a single call.
+- `ResponseCache`: a SQLite file of answers keyed by a hash of (backend, endpoint, model,
+  messages, parameters, response format). A re-run answers from it without a single call.
 - `JudgeClient`: backend + cache + the structured-output decision; thread-safe. After
   `MAX_FAILURES_IN_A_ROW` requests in a row end without an answer it raises `EndpointUnusable`
   too, so a dead endpoint is not asked again for every remaining request.
@@ -245,8 +245,9 @@ class OpenAIBackend:
                 if status is not None or isinstance(exc, (ValueError, openai.APITimeoutError)):
                     self._answered = True
                 if status in (401, 403):
-                    raise EndpointUnusable(f"{self.endpoint} refused the API key (HTTP {status}): "
-                                           f"{_short(exc, 160)}") from None
+                    # the server's message is left out: it may quote part of the key
+                    raise EndpointUnusable(f"{self.endpoint} refused the API key (HTTP {status})"
+                                           ) from None
                 retryable = status is None or status in (408, 409, 429) or status >= 500
                 if status == 400 and "max_tokens" in kwargs and "max_completion_tokens" in str(exc):
                     # newer OpenAI models take the same limit under another name
