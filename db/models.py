@@ -313,7 +313,8 @@ class MetricScore(SQLModel, table=True):
 
 class JudgeRun(SQLModel, table=True):
     __tablename__ = "judge_run"
-    __table_args__ = (CheckConstraint(_in("strategy", JUDGE_STRATEGIES), name="ck_judge_strategy"),)
+    # strategy: one of JUDGE_STRATEGIES or the name of a prompt template file (judges.templates),
+    # so it has no CHECK constraint (migration 0003_judges_strategy dropped it)
     id: Optional[int] = Field(default=None, primary_key=True)
     signature: str = Field(unique=True, index=True)
     model: str = Field(index=True)

@@ -1,7 +1,8 @@
 """LLM-as-a-judge for generated code comments, in en, zh, nl, el and pl (the study's section 8).
 
 - `judges.prompts`: pure prompt builders per strategy (standard, cot, rubric, hierarchical) and
-  language, their output schemas and versions; wording lives in `judges.i18n`;
+  language, their output schemas and versions; the wording is data (judges/data/*.yaml, loaded
+  and checked by `judges.i18n`); `judges.templates`: prompt variants from a file;
 - `judges.order`: prediction order per target (fixed, shuffle, rotate) for position-bias control;
 - `judges.parse`: the lenient, recording parser and the hierarchical merge;
 - `judges.client`: OpenAI-compatible and local backends, retries, the response cache;

@@ -5,11 +5,15 @@ behind one response cache.
   OpenRouter, vLLM, Ollama, llama.cpp server). Its own retries are off; ours retry 408/409/429,
   5xx, timeouts and connection errors with exponential backoff and jitter, honouring
   Retry-After. JSON-schema structured output is sent when `structured` is "on", or "auto" until
-  the endpoint rejects it with a 400/422 naming response_format; then plain JSON, recorded.
+  the endpoint rejects it with an error naming response_format or json_schema (a 400/422, or the
+  500 of llama-cpp-python's server); then plain JSON, recorded. An endpoint that cannot be
+  reached, or refuses the key (401/403), raises `EndpointUnusable`: the run stops at once.
 - `LocalBackend`: a causal LM in this process (chat template, greedy), for offline use.
-- `ResponseCache`: a SQLite file of answers keyed by a hash of (backend, model, messages,
-  parameters, response format). A re-run answers from it without a single call.
-- `JudgeClient`: backend + cache + the structured-output decision; thread-safe.
+- `ResponseCache`: a SQLite file of answers keyed by a hash of (backend, endpoint, model,
+  messages, parameters, response format). A re-run answers from it without a single call.
+- `JudgeClient`: backend + cache + the structured-output decision; thread-safe. After
+  `MAX_FAILURES_IN_A_ROW` requests in a row end without an answer it raises `EndpointUnusable`
+  too, so a dead endpoint is not asked again for every remaining request.
 
 Nothing here reads or writes the project database, and no API key is ever logged or stored.
 """
@@ -34,6 +38,30 @@ SECRETS_FILE_ENV = "NLCE_SECRETS_FILE"
 CACHE_ENV = "NLCE_JUDGE_CACHE"
 DEFAULT_CACHE = ".judge-cache.sqlite3"
 STRUCTURED_MODES = ("auto", "on", "off")
+MAX_FAILURES_IN_A_ROW = 3
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+class EndpointUnusable(RuntimeError):
+    """The endpoint is down, refuses the key, or keeps failing: no further request can help."""
+
+
+def normalise_endpoint(base_url: str | None) -> str:
+    """The base URL as runs and the cache are keyed on: no user:password, lower-case scheme and
+    host, no default port, no trailing slash."""
+    parts = urlsplit(base_url or "https://api.openai.com/v1")
+    scheme = (parts.scheme or "https").lower()
+    default_port = {"http": 80, "https": 443}.get(scheme)
+    port = f":{parts.port}" if parts.port and parts.port != default_port else ""
+    return urlunsplit((scheme, (parts.hostname or "").lower() + port, parts.path.rstrip("/"),
+                       parts.query, ""))
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """A server on this machine (llama.cpp, vLLM, Ollama): one request at a time and a longer
+    timeout suit it better than a hosted API's defaults."""
+    host = (urlsplit(base_url or "https://api.openai.com/v1").hostname or "").lower()
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
 
 
 @dataclass(frozen=True)
@@ -88,9 +116,11 @@ def read_api_key(secrets_file: str | None = None) -> str | None:
 
 
 def cache_key(backend: str, model: str, messages: list[dict], params: dict,
-              response_format: dict | None) -> str:
+              response_format: dict | None, endpoint: str) -> str:
+    """The hash a cached answer is found by; the endpoint is part of it (one model name on two
+    servers is two models)."""
     payload = {"backend": backend, "model": model, "messages": messages, "params": params,
-               "response_format": response_format}
+               "response_format": response_format, "endpoint": endpoint}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
@@ -187,12 +217,12 @@ class OpenAIBackend:
         self._client = openai.OpenAI(api_key=api_key or "not-needed", base_url=self.base_url,
                                      timeout=timeout_s, max_retries=0)
 
+        self._answered = False  # any HTTP answer seen: a later connection error is a blip
+
     @property
     def endpoint(self) -> str:
-        """The base URL without any user:password part (it is stored with the run)."""
-        parts = urlsplit(self.base_url or "https://api.openai.com/v1")
-        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
-        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+        """The normalised base URL, without any user:password part (stored with the run)."""
+        return normalise_endpoint(self.base_url)
 
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         openai = self._openai
@@ -209,8 +239,15 @@ class OpenAIBackend:
                 self.calls += 1
             try:
                 response = self._client.chat.completions.create(**kwargs)
-            except (openai.APIConnectionError, openai.APIStatusError) as exc:  # timeouts included
+            except (openai.APIConnectionError, openai.APIStatusError, ValueError) as exc:
+                # timeouts included; ValueError: a 200 whose body is not JSON
                 status = getattr(exc, "status_code", None)
+                if status is not None or isinstance(exc, (ValueError, openai.APITimeoutError)):
+                    self._answered = True
+                if status in (401, 403):
+                    # the server's message is left out: it may quote part of the key
+                    raise EndpointUnusable(f"{self.endpoint} refused the API key (HTTP {status})"
+                                           ) from None
                 retryable = status is None or status in (408, 409, 429) or status >= 500
                 if status == 400 and "max_tokens" in kwargs and "max_completion_tokens" in str(exc):
                     # newer OpenAI models take the same limit under another name
@@ -218,13 +255,20 @@ class OpenAIBackend:
                     kwargs[self._token_param] = kwargs.pop("max_tokens")
                     notes.append({"kind": "max_completion_tokens_used"})
                     continue
-                if (not retryable and response_format is not None and status in (400, 422)
+                if (response_format is not None and status is not None
+                        and (status in (400, 422) or status >= 500)
                         and _mentions_response_format(str(exc))):
                     return ChatResult(error=f"HTTP {status}: structured output rejected",
                                       attempts=attempt + 1, notes=notes, structured_rejected=True,
                                       latency_s=time.monotonic() - started)
                 kind = "timeout" if isinstance(exc, openai.APITimeoutError) else (
-                    f"HTTP {status}" if status else "connection error")
+                    "malformed response body" if isinstance(exc, ValueError) else (
+                        f"HTTP {status}" if status else "connection error"))
+                if (kind == "connection error" and not self._answered
+                        and attempt >= min(1, self.max_retries)):
+                    # never answered in this run, still unreachable after a retry: down
+                    raise EndpointUnusable(f"cannot reach {self.endpoint}: {_short(exc, 160)}"
+                                           ) from None
                 if not retryable or attempt == self.max_retries:
                     detail = f"{kind}: {_short(exc)}"
                     if retryable:
@@ -244,6 +288,7 @@ class OpenAIBackend:
             except openai.APIError as exc:  # a body the client could not read
                 return ChatResult(error=f"invalid response: {_short(exc)}", attempts=attempt + 1,
                                   notes=notes, latency_s=time.monotonic() - started)
+            self._answered = True
             return _chat_result(response, attempt + 1, notes, time.monotonic() - started)
 
 
@@ -324,15 +369,26 @@ class LocalBackend:
 
 
 class JudgeClient:
-    """Backend + cache + structured-output policy; `complete` is safe to call from threads."""
+    """Backend + cache + structured-output policy; `complete` is safe to call from threads.
 
-    def __init__(self, backend, cache: ResponseCache | None, structured: str = "auto"):
+    `on_billed(result)` is called for every answer the endpoint produced (not the cache's) as
+    soon as it arrives, so that tokens paid for are counted even if the run is killed before
+    its target is stored (a resumed run then finds them in the cache, free)."""
+
+    def __init__(self, backend, cache: ResponseCache | None, structured: str = "auto",
+                 max_failures_in_a_row: int = MAX_FAILURES_IN_A_ROW):
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"unknown structured mode {structured!r}; expected auto, on or off")
         self.backend, self.cache, self.structured = backend, cache, structured
+        self.endpoint = backend.endpoint
         self._rejected_key = "structured-rejected:" + hashlib.sha256(
-            f"{backend.name}|{backend.endpoint}|{backend.model}".encode()).hexdigest()
+            f"{backend.name}|{self.endpoint}|{backend.model}".encode()).hexdigest()
         self._rejected = bool(cache and cache.get(self._rejected_key))
+        self.on_billed: Callable[[ChatResult], None] | None = None
+        self.max_failures_in_a_row = max_failures_in_a_row
+        self._failures_in_a_row = 0
+        self._lock = threading.Lock()
+        self.stopped: str | None = None  # why no further request is made
 
     @property
     def structured_in_use(self) -> bool:
@@ -340,32 +396,58 @@ class JudgeClient:
             return False
         return self.structured == "on" or not self._rejected
 
+    def _stop(self, reason: str) -> EndpointUnusable:
+        with self._lock:
+            self.stopped = self.stopped or reason
+        return EndpointUnusable(self.stopped)
+
     def _request(self, messages: list[dict], response_format: dict | None,
-                 notes: list[dict]) -> ChatResult:
+                 notes: list[dict], refresh: bool) -> ChatResult:
         key = cache_key(self.backend.name, self.backend.model, messages,
-                        self.backend.params.as_dict(), response_format)
-        if self.cache is not None:
+                        self.backend.params.as_dict(), response_format, self.endpoint)
+        if self.cache is not None and not refresh:
             hit = self.cache.get(key)
             if hit is not None:
                 return ChatResult(**hit, cached=True, notes=list(notes))
-        result = self.backend.call(messages, response_format)
+        if self.stopped:
+            raise EndpointUnusable(self.stopped)
+        try:
+            result = self.backend.call(messages, response_format)
+        except EndpointUnusable as exc:
+            raise self._stop(str(exc)) from None
         result.notes[:0] = notes
+        if (result.prompt_tokens or result.completion_tokens) and self.on_billed is not None:
+            self.on_billed(result)
         if result.error is None and self.cache is not None:
             self.cache.put(key, result.cache_payload())
         return result
 
-    def complete(self, messages: list[dict], schema: dict | None) -> ChatResult:
+    def complete(self, messages: list[dict], schema: dict | None,
+                 refresh: bool = False) -> ChatResult:
+        """One answer; `refresh` asks the endpoint even if the cache knows the request."""
         notes: list[dict] = []
         use_schema = schema is not None and self.structured_in_use
         if (schema is not None and self.structured == "auto" and self.backend.supports_structured
                 and self._rejected):
             notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
-        result = self._request(messages, response_format_for(schema) if use_schema else None, notes)
+        result = self._request(messages, response_format_for(schema) if use_schema else None,
+                               notes, refresh)
         if result.structured_rejected and self.structured == "auto":
             self._rejected = True
             if self.cache is not None:
                 self.cache.put(self._rejected_key, {"rejected": True})
             notes = result.notes + [{"kind": "plain_json_fallback",
                                      "reason": "endpoint rejected structured output"}]
-            result = self._request(messages, None, notes)
+            result = self._request(messages, None, notes, refresh)
+        self._count_failure(result)
         return result
+
+    def _count_failure(self, result: ChatResult) -> None:
+        if result.cached:
+            return
+        with self._lock:
+            self._failures_in_a_row = self._failures_in_a_row + 1 if result.error else 0
+            failures = self._failures_in_a_row
+        if failures >= self.max_failures_in_a_row:
+            raise self._stop(f"{failures} requests in a row to {self.endpoint} got no answer; "
+                             f"last: {result.error}")

@@ -8,7 +8,9 @@ replaced by a guess.
 
 Statuses (JudgeResponse.status and JudgeVerdict.status):
 - ok: usable JSON with at least one prediction judged;
-- parse_error: no JSON object could be read, or it does not have the answer's shape;
+- parse_error: no JSON object could be read, or it does not have the answer's shape, or its
+  content is unusable (no entry names a known prediction, only unknown codes, an echoed
+  placeholder of the example such as "<error code>");
 - truncated: the model stopped at the token limit (finish_reason "length"), typically repeating
   itself; the answer is not used even if a prefix parses. Reports count it as a parse failure;
 - empty: valid JSON, but nothing in it (no evaluations, or only blank ones);
@@ -22,12 +24,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from db.models import JUDGE_STATUSES
+from judges.i18n import field_aliases, normalise_field_key, placeholders, texts
 from taxonomy import ACCURACY_LABELS, AccuracyLabel, TaxonomyError, normalise_code
 
-from judges.i18n import field_aliases, normalise_field_key, texts
-
-OK, PARSE_ERROR, TRUNCATED, EMPTY, REFUSED, API_ERROR = (
-    "ok", "parse_error", "truncated", "empty", "refused", "api_error")
+# the statuses are defined once, in db.models; these names only spell them
+OK, PARSE_ERROR, EMPTY, REFUSED, TRUNCATED, API_ERROR = JUDGE_STATUSES
 # a failed response status wins over a worse one when several are merged (hierarchical)
 STATUS_SEVERITY = {API_ERROR: 5, REFUSED: 4, TRUNCATED: 3, PARSE_ERROR: 2, EMPTY: 1, OK: 0}
 
@@ -242,6 +244,19 @@ def _parse_errors(value: Any, tax, lang: str, offered: Sequence[str], repairs: l
     return findings
 
 
+def _echoed_placeholder(entry: dict) -> str | None:
+    """The first text of an evaluation that is one of the example's placeholders, if any."""
+    known = placeholders()
+    values = [entry.get("reasoning"), entry.get("accuracy")]
+    errors = entry.get("errors")
+    for item in errors if isinstance(errors, list) else [errors]:
+        values.extend(item.values() if isinstance(item, dict) else [item])
+    for value in values:
+        if isinstance(value, str) and value.strip().casefold() in known:
+            return value
+    return None
+
+
 def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, (str, list, dict)) and not value)
 
@@ -290,6 +305,7 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
     if not any(isinstance(raw, dict) for raw in evaluations):
         return _failed(PARSE_ERROR, ids, "the evaluations hold no JSON objects", repairs)
     verdicts: dict[str, PredictionVerdict] = {}
+    unmatched = 0  # entries that name no prediction of this request: content, but unusable
     for index, raw in enumerate(evaluations):
         if not isinstance(raw, dict):
             repairs.append({"kind": "evaluation_not_an_object", "index": index})
@@ -297,6 +313,7 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
         entry = _canonical_dict(raw, lang, repairs, f"evaluations[{index}]")
         pid = _parse_pid(entry.get("prediction_id"), ids, repairs)
         if pid is None:
+            unmatched += 1
             continue
         if pid in verdicts:
             repairs.append({"kind": "duplicate_prediction_ignored", "prediction": pid})
@@ -306,6 +323,12 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
             reasoning, ensure_ascii=False)
         if all(_blank(entry.get(k)) for k in ("accuracy", "errors", "reasoning")):
             verdicts[pid] = PredictionVerdict(pid, EMPTY, error=f"{pid}: blank evaluation")
+            continue
+        echoed = _echoed_placeholder(entry)
+        if echoed is not None:
+            repairs.append({"kind": "placeholder_echoed", "prediction": pid, "value": echoed})
+            verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, reasoning=reasoning,
+                                              error=f"{pid}: echoes the example's {echoed!r}")
             continue
         try:
             codes = _parse_errors(entry.get("errors"), tax, lang, offered, repairs, pid)
@@ -317,9 +340,14 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
         except ValueError as exc:
             verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, error=str(exc), reasoning=reasoning)
             continue
-        if accuracy is None and not codes:  # e.g. only a reasoning text: nothing to use
-            verdicts[pid] = PredictionVerdict(pid, EMPTY, reasoning=reasoning,
-                                              error=f"{pid}: no accuracy label and no error codes")
+        if accuracy is None and not codes:
+            if not _blank(entry.get("errors")):  # codes given, none usable: invalid, not empty
+                verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, reasoning=reasoning,
+                                                  error=f"{pid}: no accuracy label and no usable "
+                                                        "error code")
+            else:  # e.g. only a reasoning text: nothing to use
+                verdicts[pid] = PredictionVerdict(pid, EMPTY, reasoning=reasoning,
+                                                  error=f"{pid}: no accuracy label and no error codes")
             continue
         verdicts[pid] = PredictionVerdict(pid, OK, accuracy, codes, reasoning)
 
@@ -327,6 +355,9 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
         if pid not in verdicts:
             repairs.append({"kind": "missing_prediction", "prediction": pid})
             verdicts[pid] = PredictionVerdict(pid, EMPTY, error=f"no evaluation for {pid}")
+    if unmatched and all(v.status == EMPTY for v in verdicts.values()):
+        return _failed(PARSE_ERROR, ids, f"{unmatched} evaluation(s) name no prediction of "
+                       f"{', '.join(ids)}", repairs)
     statuses = {v.status for v in verdicts.values()}
     if OK in statuses:
         status, error = OK, None

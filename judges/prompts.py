@@ -12,6 +12,9 @@ the predictions; the judge answers, per prediction, with error codes and an accu
   decision templates (Figure 14);
 - hierarchical: one request per taxonomy cluster holding only that cluster's codes.
 
+A prompt variant from a file (`judges.templates.PromptTemplate`) may stand wherever a strategy
+name does: it uses its base strategy's layout and schema with its own wording.
+
 Every word is in the prompt language; `prompt_version` hashes everything a prompt is made of,
 so a change of wording (or of the taxonomy) changes the version stored with each verdict.
 """
@@ -22,11 +25,10 @@ import json
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from taxonomy import ACCURACY_LABELS
-
+from db.models import JUDGE_STRATEGIES as STRATEGIES
 from judges.i18n import FIM_MASK, texts
-
-STRATEGIES = ("standard", "cot", "rubric", "hierarchical")
+from judges.templates import PromptTemplate
+from taxonomy import ACCURACY_LABELS
 
 
 @dataclass(frozen=True)
@@ -68,17 +70,37 @@ def code_context_with_mask(content: str, start: int, end: int,
     return f"{before}{FIM_MASK}{after}"
 
 
-def _check_strategy(strategy: str) -> None:
+def base_strategy(strategy: "str | PromptTemplate") -> str:
+    """The built-in strategy whose layout a request follows (a template's base)."""
+    if isinstance(strategy, PromptTemplate):
+        return strategy.base
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)} "
+                         "or a prompt template file")
+    return strategy
+
+
+def strategy_name(strategy: "str | PromptTemplate") -> str:
+    return strategy.name if isinstance(strategy, PromptTemplate) else strategy
+
+
+def strategy_texts(strategy: "str | PromptTemplate", lang: str) -> dict:
+    return strategy.texts(lang) if isinstance(strategy, PromptTemplate) else texts(lang)
 
 
 def _code(tax, item):
     return item if hasattr(item, "id") else tax.code(item)
 
 
-def _criteria(code, field: str, lang: str) -> list[str]:
-    value = code.text(field, lang)
+def _code_text(code, field: str, lang: str, t: dict | None = None):
+    """A code's text as the judge reads it: the prompt texts' judge_code_texts where they
+    replace the taxonomy's (annotator-facing) wording, else the taxonomy's."""
+    override = ((t or texts(lang))["judge_code_texts"].get(code.id) or {}).get(field)
+    return override if override is not None else code.text(field, lang)
+
+
+def _criteria(code, field: str, lang: str, t: dict | None = None) -> list[str]:
+    value = _code_text(code, field, lang, t)
     if value is None:
         return []
     if isinstance(value, str):
@@ -86,15 +108,14 @@ def _criteria(code, field: str, lang: str) -> list[str]:
     return [str(v) for v in value if str(v).strip()]
 
 
-def request_clusters(strategy: str, tax) -> tuple[str, ...]:
+def request_clusters(strategy: "str | PromptTemplate", tax) -> tuple[str, ...]:
     """The requests one target needs: one per cluster for hierarchical, else one ("")."""
-    _check_strategy(strategy)
-    return tuple(tax.clusters) if strategy == "hierarchical" else ("",)
+    return tuple(tax.clusters) if base_strategy(strategy) == "hierarchical" else ("",)
 
 
-def offered_codes(strategy: str, tax, cluster: str = "") -> tuple[str, ...]:
+def offered_codes(strategy: "str | PromptTemplate", tax, cluster: str = "") -> tuple[str, ...]:
     """The codes a request shows the judge (and so the only codes its answer may use)."""
-    _check_strategy(strategy)
+    strategy = base_strategy(strategy)
     if strategy == "hierarchical":
         if cluster not in tax.clusters:
             raise ValueError(f"unknown cluster {cluster!r}; expected one of {', '.join(tax.clusters)}")
@@ -116,35 +137,38 @@ def _json_block(value) -> str:
     return "```json\n" + json.dumps(value, ensure_ascii=False, indent=2) + "\n```"
 
 
-def taxonomy_block(tax, codes: Sequence[str], lang: str) -> str:
-    keys = texts(lang)["input_keys"]
+def taxonomy_block(tax, codes: Sequence[str], lang: str, t: dict | None = None) -> str:
+    t = t or texts(lang)
+    keys = t["input_keys"]
     entries = []
     for code_id in codes:
         code = tax.code(code_id)
         entries.append({
             keys["id"]: code.id,
-            keys["name"]: code.text("name", lang),
-            keys["description"]: code.text("description", lang),
-            keys["inclusion"]: _criteria(code, "inclusion", lang),
-            keys["exclusion"]: _criteria(code, "exclusion", lang),
+            keys["name"]: _code_text(code, "name", lang, t),
+            keys["description"]: _code_text(code, "description", lang, t),
+            keys["inclusion"]: _criteria(code, "inclusion", lang, t),
+            keys["exclusion"]: _criteria(code, "exclusion", lang, t),
         })
     return _json_block(entries)
 
 
-def rubric_entry(code, lang: str) -> str:
-    """One code as a decision template (Figure 14)."""
-    t = texts(lang)
-    present = _criteria(code, "inclusion", lang) or [code.text("description", lang)]
-    absent = _criteria(code, "exclusion", lang) or [t["none_listed"]]
-    lines = [f"### [{code.id}] {code.text('name', lang)}", t["present_if"]]
+def rubric_entry(code, lang: str, t: dict | None = None) -> str:
+    """One code as a decision template (Figure 14): PRESENT needs all its conditions, any
+    ABSENT condition rules it out (the taxonomy's inclusion/exclusion criteria)."""
+    t = t or texts(lang)
+    present = (_criteria(code, "inclusion", lang, t)
+               or [_code_text(code, "description", lang, t)])
+    absent = _criteria(code, "exclusion", lang, t) or [t["none_listed"]]
+    lines = [f"### [{code.id}] {_code_text(code, 'name', lang, t)}", t["present_if"]]
     lines += [f"  • {c}" for c in present]
     lines.append(t["absent_if"])
     lines += [f"  • {c}" for c in absent]
     return "\n".join(lines)
 
 
-def rubric_block(tax, codes: Sequence[str], lang: str) -> str:
-    return "\n\n".join(rubric_entry(tax.code(c), lang) for c in codes)
+def rubric_block(tax, codes: Sequence[str], lang: str, t: dict | None = None) -> str:
+    return "\n\n".join(rubric_entry(tax.code(c), lang, t) for c in codes)
 
 
 def accuracy_block(tax, lang: str) -> str:
@@ -155,15 +179,18 @@ def accuracy_block(tax, lang: str) -> str:
     return "\n".join(lines)
 
 
-def predictions_block(judge_input: JudgeInput, lang: str) -> str:
-    keys = texts(lang)["input_keys"]
+def predictions_block(judge_input: JudgeInput, lang: str, t: dict | None = None) -> str:
+    keys = (t or texts(lang))["input_keys"]
     return _json_block([{keys["id"]: p.id, keys["comment"]: p.comment}
                         for p in judge_input.predictions])
 
 
-def example_output(strategy: str, lang: str, ids: Sequence[str], labels: Sequence[str]) -> dict:
-    """The answer's shape, with the prompt language's field names, as shown to the judge."""
-    t = texts(lang)
+def example_output(strategy: "str | PromptTemplate", lang: str, ids: Sequence[str],
+                   labels: Sequence[str]) -> dict:
+    """The answer's shape, with the prompt language's field names, as shown to the judge: one
+    entry per prediction (with only P1 shown, models answered for P1 alone)."""
+    t = strategy_texts(strategy, lang)
+    strategy = base_strategy(strategy)
     f = t["output_fields"]
     label_choice = " | ".join(labels)
     entries = []
@@ -180,11 +207,14 @@ def example_output(strategy: str, lang: str, ids: Sequence[str], labels: Sequenc
     return {f["evaluations"]: entries}
 
 
-def output_schema(strategy: str, lang: str, codes: Sequence[str], ids: Sequence[str],
-                  labels: Sequence[str]) -> dict:
+def output_schema(strategy: "str | PromptTemplate", lang: str, codes: Sequence[str],
+                  ids: Sequence[str], labels: Sequence[str]) -> dict:
     """A JSON schema for structured output (OpenAI `json_schema`, strict), in the prompt
-    language's field names; reasoning comes before errors for cot."""
-    f = texts(lang)["output_fields"]
+    language's field names; reasoning comes before errors for cot. Arrays are bounded (exactly
+    one evaluation per prediction, at most one entry per offered code): without bounds,
+    constrained small models repeated entries until the token limit."""
+    f = strategy_texts(strategy, lang)["output_fields"]
+    strategy = base_strategy(strategy)
     code_schema = {"type": "string", "enum": list(codes)}
     if strategy == "cot":
         error_item = {
@@ -200,13 +230,14 @@ def output_schema(strategy: str, lang: str, codes: Sequence[str], ids: Sequence[
     properties = {f["prediction_id"]: {"type": "string", "enum": list(ids)}}
     if strategy == "cot":
         properties[f["reasoning"]] = {"type": "string"}
-    properties[f["errors"]] = {"type": "array", "items": error_item}
+    properties[f["errors"]] = {"type": "array", "items": error_item, "maxItems": len(codes)}
     properties[f["accuracy"]] = {"type": "string", "enum": list(labels)}
     entry = {"type": "object", "properties": properties, "required": list(properties),
              "additionalProperties": False}
     return {
         "type": "object",
-        "properties": {f["evaluations"]: {"type": "array", "items": entry}},
+        "properties": {f["evaluations"]: {"type": "array", "items": entry,
+                                          "minItems": len(ids), "maxItems": len(ids)}},
         "required": [f["evaluations"]],
         "additionalProperties": False,
     }
@@ -223,11 +254,11 @@ def _bullets(lines: Iterable[str]) -> str:
     return "\n".join(f"- {line}" for line in lines)
 
 
-def build_messages(strategy: str, judge_input: JudgeInput, lang: str, tax,
+def build_messages(strategy: "str | PromptTemplate", judge_input: JudgeInput, lang: str, tax,
                    cluster: str = "") -> list[dict]:
     """The chat messages (system, user) of one request, entirely in `lang`."""
-    _check_strategy(strategy)
-    t = texts(lang)
+    t = strategy_texts(strategy, lang)
+    variant, strategy = strategy, base_strategy(strategy)
     f = t["output_fields"]
     codes = offered_codes(strategy, tax, cluster)
     labels = accuracy_names(tax, lang)
@@ -241,21 +272,21 @@ def build_messages(strategy: str, judge_input: JudgeInput, lang: str, tax,
 
     parts: list[str] = []
     if strategy == "rubric":
-        parts.append(f"## {t['h_rubric']}\n\n{rubric_block(tax, codes, lang)}")
+        parts.append(f"## {t['h_rubric']}\n\n{rubric_block(tax, codes, lang, t)}")
     elif strategy == "hierarchical":
         c = tax.clusters[cluster]
         parts.append(f"## {t['h_cluster']}: {c.text('name', lang)}\n\n"
                      f"{c.text('description', lang)}".rstrip())
-        parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang)}")
+        parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang, t)}")
         parts.append(t["cluster_focus"])
     else:
-        parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang)}")
+        parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang, t)}")
     parts.append(f"## {t['h_accuracy']}\n\n{accuracy_block(tax, lang)}")
     parts.append(f"## {t['h_original']}\n\n{_json_block({t['input_keys']['comment']: judge_input.original_comment})}")
     parts.append(f"## {t['h_context'].format(mask=FIM_MASK)}\n\n```\n{judge_input.code_context}\n```")
-    parts.append(f"## {t['h_predictions']}\n\n{predictions_block(judge_input, lang)}")
+    parts.append(f"## {t['h_predictions']}\n\n{predictions_block(judge_input, lang, t)}")
 
-    steps = t["cot_steps"] if strategy == "cot" else t["standard_steps"]
+    steps = t[{"cot": "cot_steps", "rubric": "rubric_steps"}.get(strategy, "standard_steps")]
     instructions = t["steps_intro"] + "\n" + _numbered(s.format(**fmt) for s in steps)
     if strategy == "rubric":
         instructions += "\n\n" + t["rubric_instruction"].format(**fmt)
@@ -263,7 +294,7 @@ def build_messages(strategy: str, judge_input: JudgeInput, lang: str, tax,
     parts.append(t["remember"] + "\n" + _bullets(t["bias"]))
 
     ids = judge_input.prediction_ids
-    example = example_output(strategy, lang, ids[:1] or ("P1",), labels)
+    example = example_output(variant, lang, ids or ("P1",), labels)
     parts.append(
         f"## {t['h_output']}\n\n"
         + t["output_instruction"].format(ids=", ".join(ids), labels=", ".join(labels), **f)
@@ -282,9 +313,10 @@ _PROBE = JudgeInput(
 )
 
 
-def prompt_version(strategy: str, lang: str, tax) -> str:
-    """`<strategy>-<lang>-<12 hex>`: a hash of every request this strategy renders for a fixed
-    probe input (all wording, layout, taxonomy texts) plus the taxonomy version."""
+def prompt_version(strategy: "str | PromptTemplate", lang: str, tax) -> str:
+    """`<strategy>-<lang>-<12 hex>`: a hash of every request this strategy (or template)
+    renders for a fixed probe input (all wording, layout, taxonomy texts) plus the taxonomy
+    version."""
     digest = hashlib.sha256()
     digest.update(f"taxonomy={tax.version}\n".encode())
     for cluster in request_clusters(strategy, tax):
@@ -293,4 +325,4 @@ def prompt_version(strategy: str, lang: str, tax) -> str:
         schema = output_schema(strategy, lang, offered_codes(strategy, tax, cluster),
                                _PROBE.prediction_ids, accuracy_names(tax, lang))
         digest.update(json.dumps(schema, ensure_ascii=False, sort_keys=True).encode())
-    return f"{strategy}-{lang}-{digest.hexdigest()[:12]}"
+    return f"{strategy_name(strategy)}-{lang}-{digest.hexdigest()[:12]}"

@@ -11,7 +11,9 @@ language x strategy x prompt version x order policy):
   bootstrap 95% interval, and the confusion matrix (Figures 17-18);
 - per error code precision and recall against the humans (Figures 19-20), per run and pooled per
   model x strategy; codes predicted or labelled fewer than 10 times are flagged (the study's *);
-- the accuracy label per prompt position, to see a position effect under shuffle/rotate.
+- the accuracy label per prompt position, to see a position effect under shuffle/rotate;
+- per run, the settings that tell runs apart (endpoint, temperature, seed, max tokens, order,
+  context, structured output, prompt template and its hash) and its tokens and cost.
 
 Each run is its own row (runs are never pooled); `key` is the configuration name that
 `metrics.align` shows for the same run. Failure counts are over the verdicts, one per generation,
@@ -93,6 +95,40 @@ def load_verdict_rows(session: Session) -> pd.DataFrame:
             for v in session.exec(select(models.JudgeVerdict)).all()]
     return pd.DataFrame(rows, columns=RUN_COLUMNS + ["generation_id", "status", "accuracy",
                                                      "codes", "position"])
+
+
+SETTINGS_COLUMNS = ["run_id", "model", "strategy", "prompt_language", "prompt_version",
+                    "template", "endpoint", "temperature", "seed", "max_tokens", "order",
+                    "context_chars", "structured", "prompt_tokens", "completion_tokens",
+                    "cost_usd"]
+
+
+def run_settings(session: Session) -> pd.DataFrame:
+    """Per run: what tells it apart from another run of the same judge, and what it cost
+    (cost_usd None: a price was unknown)."""
+    rows = []
+    for run in session.exec(select(models.JudgeRun).order_by(models.JudgeRun.id)).all():
+        params = run.params or {}
+        sampling = params.get("sampling") or {}
+        template = params.get("template")
+        order = params.get("order", "fixed")
+        rows.append({
+            "run_id": run.id, "model": run.model, "strategy": run.strategy,
+            "prompt_language": run.prompt_language, "prompt_version": run.prompt_version,
+            "template": f"{template['file']} sha256:{template['sha256'][:12]}" if template else "",
+            "endpoint": params.get("endpoint", ""),
+            "temperature": sampling.get("temperature"), "seed": sampling.get("seed"),
+            "max_tokens": sampling.get("max_tokens"),
+            "order": order if order == "fixed" else f"{order} (seed {params.get('order_seed')})",
+            "context_chars": params.get("context_chars"), "structured": params.get("structured"),
+            "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens,
+            "cost_usd": run.cost_usd,
+        })
+    return pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
+
+
+def _cost(value) -> str:
+    return "unknown" if value is None or (isinstance(value, float) and math.isnan(value)) else f"${value:.4f}"
 
 
 # ---------------------------------------------------------------- pure statistics
@@ -183,6 +219,7 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
     with session_scope(db_url) as session:
         responses = load_response_rows(session)
         verdicts = load_verdict_rows(session)
+        settings = run_settings(session)
     humans = human_labels(db_url, labels)
     kappa, matrices = accuracy_agreement(verdicts, humans, n_resamples)
     codes = [c.id for c in tax.labelable()]
@@ -195,6 +232,7 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
         "codes_pooled": code_scores(verdicts, humans, codes, ["model", "strategy"]),
         "position": position_effect(verdicts),
         "human_labels": len(humans),
+        "runs": settings,
     }
 
 
@@ -215,10 +253,20 @@ def _print_table(console, title: str, frame: pd.DataFrame, columns: list[str]) -
     console.print(table)
 
 
+def _print_runs(console, runs: pd.DataFrame) -> None:
+    shown = runs.assign(cost_usd=[_cost(c) for c in runs["cost_usd"]])
+    shown = shown.astype(object).where(shown.notna(), "")
+    _print_table(console, "Runs: what they ask, and where", shown,
+                 ["run_id", "model", "strategy", "prompt_version", "template", "endpoint"])
+    _print_table(console, "Runs: the settings that tell them apart, tokens and cost", shown,
+                 ["run_id", "temperature", "seed", "max_tokens", "order", "context_chars",
+                  "structured", "prompt_tokens", "completion_tokens", "cost_usd"])
+
+
 def write_report(report: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("failure_rates", "kappa", "codes_per_run", "codes_pooled", "position"):
+    for name in ("runs", "failure_rates", "kappa", "codes_per_run", "codes_pooled", "position"):
         path = out / f"{name}.csv"
         frame = report[name]
         if name in ("kappa", "codes_per_run", "codes_pooled"):  # compared with human labels
@@ -303,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print("no judge responses in this database; run `python -m judges.run` first")
         return 0
     base = ["run_id", "model", "language", "strategy"]
+    _print_runs(console, report["runs"])
     _print_table(console, "Verdicts per run, one per generation (parse failures = parse_error + "
                  "truncated + refused, of the answered)", rates,
                  base + ["requests", "verdicts", *STATUS_COLUMNS, "parse_failure_rate",

@@ -1,14 +1,20 @@
 """Run an LLM judge over the targets of one language.
 
     python -m judges.run --model MODEL --strategy standard|cot|rubric|hierarchical --lang el
-        [--limit N] [--order fixed|shuffle|rotate] [--concurrency 4] [--db URL]
-        [--backend openai|local] [--base-url URL] [--structured auto|on|off] ...
+        [--template FILE] [--limit N] [--order fixed|shuffle|rotate] [--concurrency N]
+        [--backend openai|local] [--base-url URL] [--structured auto|on|off]
+        [--redo parse_error ...] [--db URL] ...
 
 The endpoint is any OpenAI-compatible chat-completions server: --base-url or $OPENAI_BASE_URL;
 the key comes from $OPENAI_API_KEY or a secrets file (--secrets-file / $NLCE_SECRETS_FILE), never
 from a flag. `--backend local` runs a Hugging Face causal LM in this process instead. Answers are
-cached (--cache), finished targets are skipped, so an interrupted run is resumed by running the
-same command again.
+cached (--cache, keyed on the endpoint too), finished targets are skipped, so an interrupted run
+is resumed by running the same command again; `--redo STATUS` asks again (past the cache) for
+targets with a response of that status. A server on this machine (localhost, 127.x: llama.cpp,
+llama-cpp-python, vLLM, Ollama) gets one request at a time and a 600 s timeout unless
+--concurrency/--timeout say otherwise. An endpoint that is down, refuses the key or keeps
+failing stops the run with one line on stderr; the exit status is 1 then, and when no request
+of this invocation was answered ok.
 """
 from __future__ import annotations
 
@@ -18,13 +24,15 @@ import os
 import sys
 
 from db.engine import add_database_argument
+from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
 from judges.client import (CACHE_ENV, DEFAULT_CACHE, STRUCTURED_MODES, JudgeClient, LocalBackend,
-                           OpenAIBackend, ResponseCache, SamplingParams, read_api_key)
+                           OpenAIBackend, ResponseCache, SamplingParams, is_loopback,
+                           read_api_key)
 from judges.i18n import PROMPT_LANGUAGES
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices
-from judges.prompts import STRATEGIES
 from judges.runner import RunConfig, iter_summary_lines, run_judge
+from judges.templates import load_template
 from taxonomy import default_taxonomy
 
 
@@ -32,7 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m judges.run", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="model id at the endpoint, or a HF id/folder "
                    "for --backend local")
-    p.add_argument("--strategy", required=True, choices=STRATEGIES)
+    p.add_argument("--strategy", choices=JUDGE_STRATEGIES,
+                   help="a built-in strategy (or give --template)")
+    p.add_argument("--template", metavar="FILE",
+                   help="a prompt variant file (YAML: name, base strategy, texts per language); "
+                        "see judges/templates.py")
     p.add_argument("--lang", required=True, choices=PROMPT_LANGUAGES,
                    help="language of the targets (and of the prompt, unless --prompt-lang)")
     p.add_argument("--prompt-lang", choices=PROMPT_LANGUAGES,
@@ -45,11 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--order", choices=ORDER_POLICIES, default="fixed",
                    help="order of the predictions in the prompt (position-bias control)")
     p.add_argument("--order-seed", type=int, default=42)
-    p.add_argument("--concurrency", type=int, default=4, help="targets judged at the same time")
+    p.add_argument("--concurrency", type=int, default=None,
+                   help="targets judged at the same time (default 4; 1 for a server on this "
+                        "machine)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--max-tokens", type=int, default=10_000)
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per request (default 120; 600 for a server on this machine)")
     p.add_argument("--max-retries", type=int, default=5)
     p.add_argument("--structured", choices=STRUCTURED_MODES, default="auto",
                    help="JSON-schema structured output: auto falls back to plain JSON when the "
@@ -62,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", default=None,
                    help=f"response cache file (default ${CACHE_ENV} or ./{DEFAULT_CACHE})")
     p.add_argument("--no-cache", action="store_true", help="ask the endpoint even for known requests")
+    p.add_argument("--redo", nargs="+", default=(), metavar="STATUS",
+                   choices=[s for s in JUDGE_STATUSES if s != "ok"],
+                   help="ask again (past the cache) for targets with a response of these "
+                        "statuses, e.g. parse_error truncated")
     p.add_argument("--prices", help="price table (YAML) instead of judges/prices.yaml")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_database_argument(p)
@@ -74,31 +93,39 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
+    if (args.strategy is None) == (args.template is None):
+        print("error: give one of --strategy or --template", file=sys.stderr)
+        return 2
+    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    local_server = args.backend == "openai" and is_loopback(base_url)
+    concurrency = args.concurrency or (1 if local_server else 4)
     try:
+        template = load_template(args.template) if args.template else None
         prices = load_prices(args.prices)
         sampling = SamplingParams(args.temperature, args.seed, args.max_tokens)
         if args.backend == "local":
             backend = LocalBackend(args.model, sampling)
         else:
-            base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
             backend = OpenAIBackend(args.model, sampling, base_url=base_url,
                                     api_key=read_api_key(args.secrets_file),
-                                    timeout_s=args.timeout, max_retries=args.max_retries)
+                                    timeout_s=args.timeout or (600.0 if local_server else 120.0),
+                                    max_retries=args.max_retries)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     cache = None if args.no_cache else ResponseCache(
         args.cache or os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
     client = JudgeClient(backend, cache, args.structured)
-    config = RunConfig(model=args.model, strategy=args.strategy, lang=args.lang,
+    config = RunConfig(model=args.model, strategy=template.name if template else args.strategy,
+                       template=template, lang=args.lang,
                        prompt_lang=args.prompt_lang or args.lang, backend=args.backend,
                        sampling=sampling, order=args.order, order_seed=args.order_seed,
                        context_chars=args.context_chars or None,
                        accuracy_policy=args.hierarchical_accuracy, structured=args.structured)
     try:
         summary = run_judge(client, config, default_taxonomy(), args.db, dataset=args.dataset,
-                            limit=args.limit, concurrency=args.concurrency, prices=prices,
-                            progress=not args.quiet)
+                            limit=args.limit, concurrency=concurrency, prices=prices,
+                            progress=not args.quiet, redo=args.redo)
     except KeyboardInterrupt:
         print("interrupted: finished targets are stored; run the same command to resume",
               file=sys.stderr)
@@ -111,7 +138,12 @@ def main(argv: list[str] | None = None) -> int:
             cache.close()
     for line in iter_summary_lines(summary):
         print(line)
-    return 0
+    if summary.stopped:
+        print(f"error: stopped: {summary.stopped}", file=sys.stderr)
+    elif summary.failed:
+        print(f"error: none of the {summary.calls} requests was answered ok; see "
+              "`python -m judges.report`", file=sys.stderr)
+    return 1 if summary.failed else 0
 
 
 if __name__ == "__main__":

@@ -5,7 +5,14 @@ The work for one target (`judge_target`) reads nothing from the database: it bui
 asks the client, parses and merges, and returns plain records. The shell around it (`run_judge`)
 loads targets, skips those already answered, runs targets concurrently, and writes each target's
 responses and verdicts in one transaction as it finishes, so an interrupted run loses nothing
-and a re-run resumes. Targets whose stored answer was an api_error are asked again.
+and a re-run resumes. Targets whose stored answer was an api_error are asked again (and, with
+`redo`, those with the given statuses, bypassing the cache).
+
+A run is identified by everything that can change an answer: model, backend, endpoint,
+strategy or prompt template (by hash), prompt language and version, sampling, order, context.
+Tokens are counted on the run as each answer arrives (`JudgeClient.on_billed`), so a run killed
+mid-target has paid for what the cache will later give it free. An endpoint that is down or
+refuses the key stops the run (`RunSummary.stopped`) instead of failing every request.
 """
 from __future__ import annotations
 
@@ -13,23 +20,26 @@ import hashlib
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+import threading
+from concurrent.futures import CancelledError
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable
 
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 from sqlmodel import Session, select
 from tqdm import tqdm
 
 from db import models
 from db.engine import session_scope
-from judges.client import ChatResult, JudgeClient, SamplingParams
+from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
 from judges.order import presentation_order
-from judges.parse import (API_ERROR, ParsedResponse, PredictionVerdict, merge_cluster_verdicts,
+from judges.parse import (API_ERROR, OK, ParsedResponse, PredictionVerdict, merge_cluster_verdicts,
                           parse_response)
 from judges.pricing import cost_usd
 from judges.prompts import (JudgeInput, Prediction, accuracy_names, build_messages,
                             code_context_with_mask, offered_codes, output_schema, prediction_ids,
                             prompt_version, request_clusters)
+from judges.templates import PromptTemplate
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +57,22 @@ class RunConfig:
     context_chars: int | None = 4000
     accuracy_policy: str = "worst"  # hierarchical only
     structured: str = "auto"
+    template: PromptTemplate | None = None  # then `strategy` is the template's name
+    endpoint: str = ""  # the client's normalised endpoint; run_judge fills it in
+
+    @property
+    def prompt_strategy(self) -> "str | PromptTemplate":
+        """What the prompt builders take: the template, else the strategy name."""
+        return self.template if self.template is not None else self.strategy
 
     def signature_params(self) -> dict:
         params = {"sampling": self.sampling.as_dict(), "order": self.order,
                   "order_seed": self.order_seed, "context_chars": self.context_chars,
-                  "structured": self.structured, "target_language": self.lang}
-        if self.strategy == "hierarchical":
+                  "structured": self.structured, "target_language": self.lang,
+                  "endpoint": self.endpoint}
+        if self.template is not None:
+            params["template"] = self.template.describe()
+        if (self.template.base if self.template else self.strategy) == "hierarchical":
             params["accuracy_policy"] = self.accuracy_policy
         return params
 
@@ -137,8 +157,10 @@ def _response_record(cluster: str, order: list[int], result: ChatResult,
                           result.completion_tokens, round(result.latency_s, 4), result.cached)
 
 
-def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax) -> TargetOutcome:
-    """Ask the judge about one target and turn its answers into records (no database)."""
+def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax,
+                 refresh: bool = False) -> TargetOutcome:
+    """Ask the judge about one target and turn its answers into records (no database);
+    `refresh` asks the endpoint even for requests the cache knows."""
     ordered = presentation_order(target.generations, config.order, config.order_seed,
                                  target.target_id)
     judge_input = judge_input_for(target, ordered, config.context_chars)
@@ -147,11 +169,12 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
     labels = accuracy_names(tax, config.prompt_lang)
     outcome = TargetOutcome(target.target_id)
     parsed_by_cluster: dict[str, ParsedResponse] = {}
-    for cluster in request_clusters(config.strategy, tax):
-        offered = offered_codes(config.strategy, tax, cluster)
-        messages = build_messages(config.strategy, judge_input, config.prompt_lang, tax, cluster)
-        schema = output_schema(config.strategy, config.prompt_lang, offered, ids, labels)
-        result = client.complete(messages, schema)
+    strategy = config.prompt_strategy
+    for cluster in request_clusters(strategy, tax):
+        offered = offered_codes(strategy, tax, cluster)
+        messages = build_messages(strategy, judge_input, config.prompt_lang, tax, cluster)
+        schema = output_schema(strategy, config.prompt_lang, offered, ids, labels)
+        result = client.complete(messages, schema, refresh=refresh)
         if result.error is not None:
             parsed = ParsedResponse(API_ERROR, {
                 pid: PredictionVerdict(pid, API_ERROR, error=result.error) for pid in ids})
@@ -164,7 +187,7 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
             outcome.responses.append(_response_record(cluster, order, result, parsed))
         parsed_by_cluster[cluster] = parsed
     for position, (pid, generation) in enumerate(zip(ids, ordered), start=1):
-        if config.strategy == "hierarchical":
+        if len(parsed_by_cluster) > 1 or "" not in parsed_by_cluster:  # hierarchical
             verdict = merge_cluster_verdicts(parsed_by_cluster, pid, config.accuracy_policy)
         else:
             verdict = parsed_by_cluster[""].verdicts[pid]
@@ -202,37 +225,46 @@ def load_targets(session: Session, lang: str, dataset: str | None = None,
     return targets
 
 
-def get_or_create_run(session: Session, config: RunConfig, version: str, endpoint: str,
+def get_or_create_run(session: Session, config: RunConfig, version: str,
                       price_known: bool) -> models.JudgeRun:
     signature = run_signature(config, version)
     run = session.exec(select(models.JudgeRun).where(models.JudgeRun.signature == signature)).first()
     if run is None:
         run = models.JudgeRun(signature=signature, model=config.model, backend=config.backend,
                               strategy=config.strategy, prompt_language=config.prompt_lang,
-                              prompt_version=version,
-                              params={**config.signature_params(), "endpoint": endpoint},
-                              cost_usd=0.0 if price_known else None)
+                              prompt_version=version, params=config.signature_params())
         session.add(run)
         session.flush()
+        if not price_known:  # the ORM writes the column default 0.0 for a None: unknown it is
+            session.exec(update(models.JudgeRun).where(models.JudgeRun.id == run.id)
+                         .values(cost_usd=None))
+            session.refresh(run)
     return run
 
 
-def finished_targets(session: Session, run_id: int, expected_responses: int) -> set[int]:
-    """Targets with every response stored and none of them an api_error."""
+def finished_targets(session: Session, run_id: int, expected_responses: int,
+                     redo: Iterable[str] = ()) -> tuple[set[int], set[int]]:
+    """(targets with every response stored and none an api_error or a status in `redo`,
+    targets to ask again because a stored response has a status in `redo`)."""
     counts: dict[int, int] = {}
     failed: set[int] = set()
+    redone: set[int] = set()
+    redo = set(redo)
     for target_id, status in session.exec(
             select(models.JudgeResponse.target_id, models.JudgeResponse.status)
             .where(models.JudgeResponse.run_id == run_id)):
         counts[target_id] = counts.get(target_id, 0) + 1
         if status == API_ERROR:
             failed.add(target_id)
-    return {t for t, n in counts.items() if n >= expected_responses and t not in failed}
+        if status in redo:
+            redone.add(target_id)
+    done = {t for t, n in counts.items() if n >= expected_responses and t not in failed | redone}
+    return done, redone
 
 
-def store_outcome(session: Session, run: models.JudgeRun, outcome: TargetOutcome, tax,
-                  prices: dict) -> None:
-    """Replace this target's responses/verdicts in the run by the new ones, update the totals."""
+def store_outcome(session: Session, run: models.JudgeRun, outcome: TargetOutcome, tax) -> None:
+    """Replace this target's responses/verdicts in the run by the new ones (its tokens were
+    counted as they arrived: `bill`)."""
     generation_ids = [v.generation_id for v in outcome.verdicts]
     session.exec(delete(models.JudgeResponse).where(models.JudgeResponse.run_id == run.id,
                                                     models.JudgeResponse.target_id == outcome.target_id))
@@ -245,18 +277,23 @@ def store_outcome(session: Session, run: models.JudgeRun, outcome: TargetOutcome
         session.add(models.JudgeVerdict(run_id=run.id, generation_id=v.generation_id,
                                         status=v.status, accuracy=v.accuracy, codes=v.codes,
                                         position=v.position))
-    billed = [r for r in outcome.responses if not r.cached]
-    prompt = sum(r.prompt_tokens for r in billed)
-    completion = sum(r.completion_tokens for r in billed)
-    run.prompt_tokens += prompt
-    run.completion_tokens += completion
-    cost = cost_usd(prices, run.model, run.backend, prompt, completion)
-    run.cost_usd = None if cost is None or run.cost_usd is None else run.cost_usd + cost
     if any(n.get("kind") == "plain_json_fallback" for r in outcome.responses for n in r.repairs):
         if not run.params.get("structured_fallback"):
             run.params = {**run.params, "structured_fallback": "endpoint rejected JSON-schema "
                                                                "output; plain JSON used"}
     session.add(run)
+
+
+def bill(db_url: str | None, run_id: int, cost: float | None, prompt_tokens: int,
+         completion_tokens: int) -> None:
+    """Add one answer's tokens and cost to the run, in one UPDATE (safe beside other threads);
+    an unknown cost makes the run's cost unknown (NULL + x is NULL)."""
+    run = models.JudgeRun
+    with session_scope(db_url) as session:
+        session.exec(update(run).where(run.id == run_id).values(
+            prompt_tokens=run.prompt_tokens + prompt_tokens,
+            completion_tokens=run.completion_tokens + completion_tokens,
+            cost_usd=run.cost_usd + cost if cost is not None else None))
 
 
 @dataclass
@@ -274,55 +311,83 @@ class RunSummary:
     completion_tokens: int
     cost_usd: float | None  # this invocation; None: price unknown
     run_cost_usd: float | None  # the run so far
+    stopped: str | None = None  # why the run stopped before its end (endpoint unusable)
+
+    @property
+    def failed(self) -> bool:
+        """Nothing useful done: stopped, or requests were made and none was answered ok."""
+        return self.stopped is not None or (self.calls > 0 and not self.statuses.get(OK))
 
 
 def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *,
               dataset: str | None = None, limit: int | None = None, concurrency: int = 4,
-              prices: dict | None = None, progress: bool = True) -> RunSummary:
+              prices: dict | None = None, progress: bool = True,
+              redo: Iterable[str] = ()) -> RunSummary:
     prices = prices or {}
-    version = prompt_version(config.strategy, config.prompt_lang, tax)
-    expected = len(request_clusters(config.strategy, tax))
+    config = replace(config, endpoint=config.endpoint or client.endpoint)
+    version = prompt_version(config.prompt_strategy, config.prompt_lang, tax)
+    expected = len(request_clusters(config.prompt_strategy, tax))
     price_known = config.backend == "local" or config.model in prices
     with session_scope(db_url) as session:
         targets = load_targets(session, config.lang, dataset, limit)
-        run = get_or_create_run(session, config, version, client.backend.endpoint, price_known)
+        run = get_or_create_run(session, config, version, price_known)
         run_id, signature = run.id, run.signature
-        done = finished_targets(session, run_id, expected)
+        done, redone = finished_targets(session, run_id, expected, redo)
     todo = [t for t in targets if t.target_id not in done]
     statuses: dict[str, int] = {}
-    calls = cached = prompt_tokens = completion_tokens = 0
-    cost: float | None = 0.0 if price_known else None
+    calls = cached = 0
+    billed = {"prompt": 0, "completion": 0}
+    lock = threading.Lock()
+
+    def on_billed(result: ChatResult) -> None:
+        with lock:
+            billed["prompt"] += result.prompt_tokens
+            billed["completion"] += result.completion_tokens
+        bill(db_url, run_id, cost_usd(prices, config.model, config.backend, result.prompt_tokens,
+                                      result.completion_tokens),
+             result.prompt_tokens, result.completion_tokens)
+
+    client.on_billed = on_billed
+    stopped = None
     bar = tqdm(total=len(todo), desc=f"judge {config.strategy}/{config.prompt_lang}",
                unit="target", disable=not progress)
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        futures = {pool.submit(judge_target, client, t, config, tax): t for t in todo}
-        try:
-            for future in as_completed(futures):
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    futures = {pool.submit(judge_target, client, t, config, tax, t.target_id in redone): t
+               for t in todo}
+    try:
+        for future in as_completed(futures):
+            try:
                 outcome = future.result()
-                with session_scope(db_url) as session:
-                    run = session.get(models.JudgeRun, run_id)
-                    store_outcome(session, run, outcome, tax, prices)
-                for r in outcome.responses:
-                    statuses[r.status] = statuses.get(r.status, 0) + 1
-                    calls += 1
-                    if r.cached:
-                        cached += 1
-                    else:
-                        prompt_tokens += r.prompt_tokens
-                        completion_tokens += r.completion_tokens
-                bar.update(1)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-        finally:
-            bar.close()
-    if cost is not None:
-        cost = cost_usd(prices, config.model, config.backend, prompt_tokens, completion_tokens)
+            except EndpointUnusable as exc:
+                stopped = stopped or str(exc)
+                for f in futures:
+                    f.cancel()
+                continue
+            except CancelledError:
+                continue
+            with session_scope(db_url) as session:
+                run = session.get(models.JudgeRun, run_id)
+                store_outcome(session, run, outcome, tax)
+            for r in outcome.responses:
+                statuses[r.status] = statuses.get(r.status, 0) + 1
+                calls += 1
+                cached += r.cached
+            bar.update(1)
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+        client.on_billed = None
+    judged = sum(1 for f in futures if f.done() and not f.cancelled() and f.exception() is None)
+    cost = cost_usd(prices, config.model, config.backend, billed["prompt"], billed["completion"])
     with session_scope(db_url) as session:
         run_cost = session.get(models.JudgeRun, run_id).cost_usd
-    return RunSummary(run_id, signature, version, len(targets), len(targets) - len(todo), len(todo),
-                      statuses, calls, cached, prompt_tokens, completion_tokens, cost, run_cost)
+    return RunSummary(run_id, signature, version, len(targets), len(targets) - len(todo), judged,
+                      statuses, calls, cached, billed["prompt"], billed["completion"], cost,
+                      run_cost, stopped)
 
 
 def iter_summary_lines(summary: RunSummary) -> Iterable[str]:

@@ -52,9 +52,10 @@ class ResultWriters:
         return self._upsert(m.MetricScore, key, values)[1]
 
     def _write_judge_run(self, rec):
-        if rec["strategy"] not in m.JUDGE_STRATEGIES:
-            raise Reject(f"expected one of {', '.join(m.JUDGE_STRATEGIES)}, got "
-                          f"{rec['strategy']!r}", "strategy")
+        # a built-in strategy or a prompt template's name (judges.run --template)
+        if not isinstance(rec["strategy"], str) or not rec["strategy"].strip():
+            raise Reject(f"expected a strategy name ({', '.join(m.JUDGE_STRATEGIES)} or a "
+                         f"template's), got {rec['strategy']!r}", "strategy")
         values = {k: v for k, v in rec.items() if k not in ("type", "signature")}
         if values.get("params") is None:
             values.pop("params", None)

@@ -3,6 +3,7 @@ protocol that replays scripted answers, and valid answers built from a request."
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,12 +28,31 @@ def completion_body(content: str | None, finish_reason: str = "stop", refusal: s
 
 def reply(content: str | None = None, *, status: int = 200, finish_reason: str = "stop",
           refusal: str | None = None, headers: dict | None = None, delay: float = 0.0,
-          body: dict | None = None) -> dict:
-    """One scripted HTTP answer."""
+          body: dict | None = None, raw: bytes | None = None) -> dict:
+    """One scripted HTTP answer; `raw` is sent as the body byte for byte (e.g. broken JSON)."""
     if body is None:
         body = (completion_body(content, finish_reason, refusal) if status == 200
                 else {"error": {"message": content or f"HTTP {status}", "type": "test"}})
-    return {"status": status, "body": body, "headers": headers or {}, "delay": delay}
+    return {"status": status, "body": body, "headers": headers or {}, "delay": delay, "raw": raw}
+
+
+def llama_cpp_python_like(answer: Callable[[dict], dict]) -> Callable[[dict], dict]:
+    """A responder that behaves like llama-cpp-python's server: a request with a json_schema
+    response_format gets HTTP 500 (not 400) naming it; any other request gets `answer`."""
+    def respond(request: dict) -> dict:
+        if (request.get("response_format") or {}).get("type") == "json_schema":
+            return reply("response_format type must be one of 'text' or 'json_object', but got: "
+                         "json_schema", status=500)
+        return answer(request)
+    return respond
+
+
+def dead_url() -> str:
+    """The base URL of a port on this machine where nothing listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 class ChatServer:
@@ -44,6 +64,7 @@ class ChatServer:
         self.responder: Callable[[dict], dict] | None = None
         self.requests: list[dict] = []
         self.lock = threading.Lock()
+        self.in_flight = self.max_in_flight = 0  # concurrent requests, now and at most
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -55,15 +76,24 @@ class ChatServer:
                 request = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
                     server.requests.append(request)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     if server.script:
                         answer = server.script.pop(0)
                     elif server.responder is not None:
                         answer = server.responder(request)
                     else:
                         answer = reply("script exhausted", status=500)
+                try:
+                    self._answer(answer)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _answer(self, answer):
                 if answer["delay"]:
                     time.sleep(answer["delay"])
-                payload = json.dumps(answer["body"]).encode()
+                payload = answer.get("raw") or json.dumps(answer["body"]).encode()
                 try:
                     self.send_response(answer["status"])
                     self.send_header("Content-Type", "application/json")
@@ -114,3 +144,17 @@ def answer_from_request(request: dict, lang: str, accuracy_index: int = 2,
         entry[f["accuracy"]] = label
         entries.append(entry)
     return json.dumps({f["evaluations"]: entries}, ensure_ascii=False)
+
+
+class serving:
+    """`with serving() as server:` a ChatServer that runs for the block (a second endpoint)."""
+
+    def __enter__(self) -> ChatServer:
+        self.server = ChatServer()
+        self.server.thread.start()
+        return self.server
+
+    def __exit__(self, *exc) -> None:
+        self.server.httpd.shutdown()
+        self.server.httpd.server_close()
+        self.server.thread.join(timeout=5)

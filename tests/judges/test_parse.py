@@ -173,3 +173,45 @@ def test_merge_takes_the_worst_label_and_the_union_of_codes():
                                      "meta": response(None, [], "truncated")}, "P1")
     assert failed.status == "truncated" and failed.accuracy is None
     assert [c.code for c in failed.codes] == ["SE-MD"] and "meta" in failed.error
+
+
+# ---------------------------------------------------------------- invalid content is not empty
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "nl", "el", "pl"])
+def test_evaluations_that_name_no_known_prediction_are_a_parse_error(lang, tax):
+    f = texts(lang)["output_fields"]
+    label = tax.accuracy_text("correct", lang)[0]
+    text = json.dumps({f["evaluations"]: [{f["prediction_id"]: "P7", f["errors"]: [],
+                                           f["accuracy"]: label},
+                                          {"something": "else"}]}, ensure_ascii=False)
+    parsed = parse(text, tax, lang)
+    assert parsed.status == "parse_error" and "name no prediction" in parsed.error
+    assert {v.status for v in parsed.verdicts.values()} == {"parse_error"}
+
+
+def test_only_unknown_codes_and_no_label_is_a_parse_error_not_empty(tax):
+    f = texts("en")["output_fields"]
+    text = json.dumps({f["evaluations"]: [{f["prediction_id"]: pid, f["errors"]: ["XX-NOPE"]}
+                                          for pid in IDS]})
+    parsed = parse(text, tax)
+    assert parsed.status == "parse_error"
+    assert "no usable error code" in parsed.verdicts["P1"].error
+    # an evaluation with nothing in it is still empty
+    blank = json.dumps({f["evaluations"]: [{f["prediction_id"]: pid, f["errors"]: []}
+                                           for pid in IDS]})
+    assert parse(blank, tax).status == "empty"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "nl", "el", "pl"])
+def test_an_echoed_placeholder_of_the_example_is_not_ok(lang, tax):
+    t = texts(lang)
+    f = t["output_fields"]
+    label = tax.accuracy_text("partial", lang)[0]
+    echoed = [{f["prediction_id"]: pid, f["reasoning"]: f"<{t['ph_reasoning']}>",
+               f["errors"]: [{f["code"]: f"<{t['ph_code']}>", f["confidence"]: 0.0,
+                              f["justification"]: f"<{t['ph_justification']}>"}],
+               f["accuracy"]: label} for pid in IDS]
+    parsed = parse(json.dumps({f["evaluations"]: echoed}, ensure_ascii=False), tax, lang, "cot")
+    assert parsed.status == "parse_error" and "echoes the example" in parsed.error
+    assert "placeholder_echoed" in kinds(parsed)

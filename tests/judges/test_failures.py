@@ -1,0 +1,134 @@
+"""Endpoints that misbehave, through the CLI as an experimenter runs it: a failure must look like
+one (one line on stderr, exit status 1, nothing half-written), and a dead endpoint must not be
+asked again for every remaining request."""
+from __future__ import annotations
+
+import time
+
+from sqlmodel import select
+
+from db import models
+from db.engine import session_scope
+from judge_testkit import answer_from_request, dead_url, llama_cpp_python_like, reply
+from judges import run
+
+
+def argv_for(base_url, db_url, tmp_path, *extra, strategy="standard"):
+    return ["--model", "judge-test", "--strategy", strategy, "--lang", "el", "--base-url",
+            base_url, "--db", db_url, "--cache", str(tmp_path / "cache.sqlite3"), "--quiet",
+            *extra]
+
+
+def stored(db_url):
+    with session_scope(db_url) as s:
+        runs = s.exec(select(models.JudgeRun).order_by(models.JudgeRun.id)).all()
+        responses = s.exec(select(models.JudgeResponse).order_by(models.JudgeResponse.id)).all()
+        s.expunge_all()
+    return runs, responses
+
+
+def one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_an_unreachable_endpoint_stops_the_run_at_once(judge_db, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    started = time.monotonic()
+    code = run.main(argv_for(dead_url(), judge_db, tmp_path, strategy="hierarchical"))
+    elapsed = time.monotonic() - started
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "cannot reach http://127.0.0.1:" in one_error_line(captured.err)
+    assert "0 judged now" in captured.out
+    assert elapsed < 10  # one retry, not 5 retries x 7 clusters x 2 targets
+    _, responses = stored(judge_db)
+    assert responses == []  # nothing half-written: the targets are asked on the next run
+
+
+def test_a_refused_key_stops_the_run_after_one_request(judge_db, chat_server, tmp_path,
+                                                       monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
+    chat_server.responder = lambda request: reply("Incorrect API key provided", status=401)
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path, strategy="hierarchical"))
+    line = one_error_line(capsys.readouterr().err)
+    assert code == 1 and "refused the API key (HTTP 401)" in line and "wrong-key" not in line
+    assert chat_server.calls == 1
+
+
+def test_repeated_server_errors_stop_after_three_requests(judge_db, chat_server, tmp_path,
+                                                          monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    chat_server.responder = lambda request: reply("overloaded", status=503)
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--max-retries", "1",
+                             strategy="hierarchical"))
+    line = one_error_line(capsys.readouterr().err)
+    assert code == 1 and "3 requests in a row" in line and "HTTP 503" in line
+    assert chat_server.calls == 3 * 2  # 3 requests, each tried twice; not 7 x 2 targets
+
+
+def test_a_run_where_every_request_failed_exits_non_zero(judge_db, chat_server, tmp_path,
+                                                         monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    chat_server.responder = lambda request: reply("{'not': json")
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path))
+    captured = capsys.readouterr()
+    assert code == 1 and "responses: parse_error 2" in captured.out
+    assert "none of the 2 requests was answered ok" in one_error_line(captured.err)
+
+
+def test_a_malformed_json_body_is_an_api_error_not_a_traceback(judge_db, chat_server, tmp_path,
+                                                               monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    broken = reply(raw=b'{"id": "x", "choices": [{"message": ')
+    chat_server.script = [broken, broken]
+    chat_server.responder = lambda request: reply(answer_from_request(request, "el"))
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--max-retries", "0",
+                             "--limit", "1"))
+    assert code == 1 and "Traceback" not in capsys.readouterr().err
+    _, (response,) = stored(judge_db)
+    assert response.status == "api_error" and "malformed response body" in response.error
+    # the next run asks again (api_error) and, retrying once, gets past a single broken body
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--max-retries", "1",
+                             "--limit", "1"))
+    assert code == 0
+    _, (response,) = stored(judge_db)
+    assert response.status == "ok"
+    assert [r["reason"] for r in response.repairs if r["kind"] == "retry"] == [
+        "malformed response body"]
+
+
+def test_a_llama_cpp_python_server_works_with_the_defaults(judge_db, chat_server, tmp_path,
+                                                           monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+    def answer(request):
+        return reply(answer_from_request(request, "el"), delay=0.05)
+
+    chat_server.responder = llama_cpp_python_like(answer)
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path))
+    assert code == 0, capsys.readouterr().err
+    schema_requests = [r for r in chat_server.requests if "response_format" in r]
+    assert len(schema_requests) == 1  # rejected once, then plain JSON for every request
+    assert chat_server.max_in_flight == 1  # a server on this machine: one request at a time
+    runs, responses = stored(judge_db)
+    assert [r.status for r in responses] == ["ok", "ok"]
+    assert "structured_fallback" in runs[0].params
+
+
+def test_an_answer_echoing_the_example_is_stored_as_a_parse_error(judge_db, chat_server,
+                                                                  tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+    def echo_the_example(request):  # what a small model does: copy the shown format
+        user = request["messages"][-1]["content"]
+        return reply(user.rsplit("```json\n", 1)[1].split("\n```")[0].replace(
+            "Λανθασμένο | Μερικώς σωστό | Σωστό", "Σωστό"))
+
+    chat_server.responder = echo_the_example
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--limit", "1"))
+    assert code == 1
+    _, (response,) = stored(judge_db)
+    assert response.status == "parse_error" and "echoes the example" in response.error

@@ -1,0 +1,61 @@
+"""Runs that differ in a setting or in their prompt template are separate runs, stored on SQLite
+and PostgreSQL, and `judges.report` shows what tells them apart and what each cost."""
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+
+from judge_testkit import answer_from_request, reply
+from judges import report, run
+
+
+def test_settings_and_templates_make_separate_runs_that_the_report_tells_apart(
+        judge_db_any, chat_server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    chat_server.responder = lambda request: reply(answer_from_request(request, "el"))
+    template = tmp_path / "strict-rubric.yaml"
+    template.write_text("name: strict-rubric\nbase: rubric\ntexts:\n  el:\n    json_only: "
+                        "'Μόνο JSON.'\n", encoding="utf-8")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  judge-test: {input_per_mtok: 1000, output_per_mtok: 2000}\n")
+    common = ["--model", "judge-test", "--lang", "el", "--base-url", chat_server.base_url,
+              "--db", judge_db_any, "--cache", str(tmp_path / "c.sqlite3"), "--quiet"]
+    assert run.main(common + ["--strategy", "standard", "--prices", str(prices)]) == 0
+    assert run.main(common + ["--strategy", "standard", "--temperature", "0.7",
+                              "--order", "rotate", "--max-tokens", "500"]) == 0
+    assert run.main(common + ["--template", str(template)]) == 0
+    assert chat_server.calls == 6  # three runs of two targets: nothing shared between them
+    assert "prompt version strict-rubric-el-" in capsys.readouterr().out
+
+    built = report.build_report(judge_db_any, n_resamples=20)
+    runs = built["runs"].set_index("run_id")
+    assert list(runs["strategy"]) == ["standard", "standard", "strict-rubric"]
+    assert list(runs["temperature"]) == [0.0, 0.7, 0.0]
+    assert list(runs["max_tokens"]) == [10_000, 500, 10_000]
+    assert list(runs["order"]) == ["fixed", "rotate (seed 42)", "fixed"]
+    assert set(runs["endpoint"]) == {chat_server.base_url}
+    sha = hashlib.sha256(template.read_bytes()).hexdigest()
+    assert list(runs["template"]) == ["", "", f"strict-rubric.yaml sha256:{sha[:12]}"]
+    assert list(runs["prompt_tokens"]) == [200, 200, 200]
+    assert list(runs["completion_tokens"]) == [40, 40, 40]
+    costs = list(runs["cost_usd"])
+    assert abs(costs[0] - (200 * 1000 + 40 * 2000) / 1e6) < 1e-9
+    assert pd.isna(costs[1]) and pd.isna(costs[2])  # no price table given: unknown, not 0
+    # every run is its own row in the failure and agreement tables
+    assert sorted(built["failure_rates"]["run_id"]) == sorted(runs.index)
+    assert sorted(built["kappa"]["run_id"]) == sorted(runs.index)
+
+    assert report.main(["--db", judge_db_any, "--bootstrap", "20"]) == 0
+    printed = capsys.readouterr().out
+    assert "Runs: the settings that tell them apart" in printed
+    assert f"sha256:{sha[:12]}" in printed and "unknown" in printed and "$0.2800" in printed
+
+
+def test_a_bad_template_file_is_one_line_and_exit_2(judge_db, tmp_path, capsys):
+    template = tmp_path / "bad.yaml"
+    template.write_text("name: bad\nbase: cot\ntexts:\n  el:\n    rulez: x\n", encoding="utf-8")
+    code = run.main(["--model", "judge-test", "--template", str(template), "--lang", "el",
+                     "--db", judge_db, "--no-cache", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "bad.yaml: texts.el: unknown key(s) rulez" in err
