@@ -28,6 +28,7 @@ from agreement.statistics import Confusion, bootstrap_ci, confusion
 from db import models as m
 from db.engine import get_engine
 from db.models import JUDGE_STATUSES
+from db.targets import TARGET_LANGUAGE
 from taxonomy import ACCURACY_LABELS
 
 OK = "ok"
@@ -105,10 +106,10 @@ def load_verdicts(url: str | None = None) -> pd.DataFrame:
         rows = session.execute(
             select(m.JudgeVerdict.run_id, m.JudgeVerdict.generation_id, m.JudgeVerdict.status,
                    m.JudgeVerdict.accuracy, m.JudgeVerdict.codes, m.JudgeVerdict.position,
-                   m.Generation.model, m.SourceFile.natural_language)
+                   m.Generation.model, TARGET_LANGUAGE)
             .join(m.Generation, m.Generation.id == m.JudgeVerdict.generation_id)
             .join(m.Target, m.Target.id == m.Generation.target_id)
-            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+            .outerjoin(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
             .order_by(m.JudgeVerdict.run_id, m.JudgeVerdict.generation_id)).all()
         names = config_names(runs)
         info = {r.id: (names[r.id], r.model, r.strategy, r.prompt_language, r.prompt_version,

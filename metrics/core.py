@@ -65,6 +65,11 @@ class ScoringItem:
     lang: str
     file_content: Optional[str] = None
     span: Optional[tuple[int, int]] = None
+    has_source: bool = True  # False: a pairs target, no source file around the comment
+
+
+PAIRS_CONTEXT_ERROR = ("a pairs target has no source file, so context {context!r} does not "
+                       "apply: score pairs with --context none")
 
 
 def item_error(exc: Exception) -> str:
@@ -88,6 +93,9 @@ class Metric:
     lexical = True
     aliases: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()  # distributions whose versions a run records
+    # What a generation the model left empty scores: the metric's floor (nothing of the
+    # reference is matched), or None for metrics without a floor (likelihoods): an error then.
+    empty_prediction_score: Optional[float] = 0.0
 
     def validate(self, config):
         raise NotImplementedError
@@ -138,12 +146,20 @@ def score_items(config, items: Sequence[ScoringItem], setup=None) -> list[PairSc
     Every metric refuses a language code that is not one (`metrics.tokenize.check_language`)."""
     out: list[Optional[PairScore]] = [None] * len(items)
     valid = []
+    floor = config.implementation.empty_prediction_score
     for i, item in enumerate(items):
         try:
             check_language(item.lang)
-            valid.append(i)
         except UnsupportedLanguageError as exc:
             out[i] = PairScore.failed(item_error(exc))
+            continue
+        if config.context != "none" and not item.has_source:
+            out[i] = PairScore.failed(PAIRS_CONTEXT_ERROR.format(context=config.context))
+        elif floor is not None and item.subject == "generation" and isinstance(item.prediction, str) \
+                and not item.prediction.strip() and str(item.reference).strip():
+            out[i] = PairScore(floor, floor, floor, {"empty_prediction": True})
+        else:
+            valid.append(i)
     scores = config.implementation.score_batch(config, [items[i] for i in valid], setup) \
         if valid else []
     for i, score in zip(valid, scores):

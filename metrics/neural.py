@@ -221,6 +221,8 @@ class BertScore(NeuralMetric):
 class LikelihoodMetric(NeuralMetric):
     """Likelihood metrics take one language per call (the minimal-context prefix)."""
 
+    empty_prediction_score = None  # a log-likelihood has no floor: an empty prediction is an error
+
     def score_segments(self, config, scorer, items, predictions, references, setup):
         out: list[Optional[PairScore]] = [None] * len(items)
         for lang in sorted({it.lang for it in items}):

@@ -113,17 +113,32 @@ def _ensure_noise(url, config: ScoringConfig, rows: list[store.Row], summary: Ru
                 config, row.lang, lambda: store.dataset_texts(url, row.dataset_id, row.lang))
         return tokenizers[key]
 
+    pools: dict = {}  # (dataset, language) -> pairs references, the pool of pairs targets
+
+    def surrounding(row: store.Row, contents: dict) -> str:
+        """What targeted noise draws from: the file without the comment; for a pairs target its
+        own context text, else the other references of its dataset and language."""
+        if not row.is_pairs:
+            return context_without_comment(contents[row.source_file_id], row.span)
+        if row.context:
+            return row.context
+        key = (row.dataset_id, row.lang)
+        if key not in pools:
+            pools[key] = store.pairs_references(url, row.dataset_id, row.lang)
+        return "\n".join(text for t, text in sorted(pools[key].items())
+                         if t != row.target_id and text)
+
     bar = progress_bar(len(missing), f"noise {config.noise}", progress)
     for i in range(0, len(missing), 200):
         chunk = missing[i:i + 200]
-        contents = store.file_contents(url, [targets[t].source_file_id for t in chunk])
+        contents = store.file_contents(url, [targets[t].source_file_id for t in chunk
+                                             if not targets[t].is_pairs])
         texts = {}
         for t in chunk:
             row = targets[t]
             try:
                 texts[t] = make_noise(config.noise, row.reference, tokenizer(row), config.seed,
-                                      t, context_without_comment(contents[row.source_file_id],
-                                                                 row.span))
+                                      t, surrounding(row, contents))
             except Exception as exc:  # this target gets no noise; the others go on
                 summary.noise_failed += 1
                 summary.example(f"target {t}: noise: {exc}")
@@ -185,11 +200,13 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
     def item_chunks():
         for i in range(0, len(todo), size):
             chunk = todo[i:i + size]
-            contents = store.file_contents(url, [r.source_file_id for r in chunk]) \
+            contents = store.file_contents(url, [r.source_file_id for r in chunk
+                                                 if not r.is_pairs]) \
                 if config.context == "full" else {}
             yield [ScoringItem("noise" if noise else "generation", subject_of(r), r.target_id,
                                noise_of[r.target_id][1] if noise else r.prediction, r.reference,
-                               r.lang, contents.get(r.source_file_id), r.span) for r in chunk]
+                               r.lang, contents.get(r.source_file_id), r.span,
+                               has_source=not r.is_pairs) for r in chunk]
 
     bar = progress_bar(len(todo), config.metric, progress)
     for items, scores, failure in score_chunks(score_chunk, (config, setup), item_chunks(),

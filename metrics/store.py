@@ -15,39 +15,46 @@ from sqlalchemy.exc import IntegrityError
 from db import session_scope
 from db.models import (Dataset, Generation, MetricRun, MetricScore, NoiseSample, SourceFile,
                        Target)
+from db.targets import IS_PAIRS_TARGET, TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 
 _IN_BATCH = 500  # ids per IN (...) clause
 
 
 @dataclass(frozen=True)
 class Row:
-    """One generation to score, with its target and file."""
+    """One generation to score, with its target and file (none for a pairs target)."""
 
     generation_id: int
     target_id: int
-    source_file_id: int
+    source_file_id: Optional[int]
     dataset_id: int
     lang: str
     prediction: str
     reference: str
-    span: tuple[int, int]
+    span: Optional[tuple[int, int]]
+    context: Optional[str] = None  # a pairs target's own context text, if its file gave one
+
+    @property
+    def is_pairs(self) -> bool:
+        return self.source_file_id is None
 
 
 def select_rows(url, config) -> list[Row]:
     """The generations ``config`` selects (languages, dataset), in id order."""
-    stmt = (select(Generation.id, Target.id, SourceFile.id, SourceFile.dataset_id,
-                   SourceFile.natural_language, Generation.predicted_comment,
-                   Target.original_comment, Target.span_start, Target.span_end)
-            .join(Target, Generation.target_id == Target.id)
-            .join(SourceFile, Target.source_file_id == SourceFile.id))
+    stmt = with_source(select(Generation.id, Target.id, Target.source_file_id, TARGET_DATASET_ID,
+                              TARGET_LANGUAGE, Generation.predicted_comment,
+                              Target.original_comment, Target.span_start, Target.span_end,
+                              Target.context)
+                       .join(Target, Generation.target_id == Target.id))
     if config.langs:
-        stmt = stmt.where(SourceFile.natural_language.in_(config.langs))
+        stmt = stmt.where(TARGET_LANGUAGE.in_(config.langs))
     if config.dataset:
-        stmt = stmt.join(Dataset, SourceFile.dataset_id == Dataset.id).where(
+        stmt = stmt.join(Dataset, TARGET_DATASET_ID == Dataset.id).where(
             Dataset.name == config.dataset)
     with session_scope(url) as session:
-        return [Row(g, t, f, d, lang, pred or "", ref or "", (s, e))
-                for g, t, f, d, lang, pred, ref, s, e
+        return [Row(g, t, f, d, lang, pred or "", ref or "",
+                    None if f is None else (s, e), context or None)
+                for g, t, f, d, lang, pred, ref, s, e, context
                 in session.execute(stmt.order_by(Generation.id)).all()]
 
 
@@ -63,22 +70,35 @@ def file_contents(url, file_ids: Iterable[int]) -> dict[int, str]:
 
 
 def dataset_texts(url, dataset_id: int, lang: str) -> list[str]:
-    """Every file of a dataset in one language (the lexical noise vocabulary)."""
+    """Every file of a dataset in one language (the lexical noise vocabulary); a pairs dataset,
+    which has no files, gives its references and context texts instead."""
     with session_scope(url) as session:
-        return list(session.execute(select(SourceFile.content).where(
+        files = list(session.execute(select(SourceFile.content).where(
             SourceFile.dataset_id == dataset_id,
             SourceFile.natural_language == lang)).scalars())
+        pairs = session.execute(select(Target.original_comment, Target.context).where(
+            IS_PAIRS_TARGET, Target.dataset_id == dataset_id,
+            Target.natural_language == lang).order_by(Target.id)).all()
+    return files + [text for pair in pairs for text in pair if text]
+
+
+def pairs_references(url, dataset_id: int, lang: str) -> dict[int, str]:
+    """target id -> reference of every pairs target of a dataset in one language: the pool that
+    targeted noise draws from when a pairs target has no context text of its own."""
+    with session_scope(url) as session:
+        return dict(session.execute(select(Target.id, Target.original_comment).where(
+            IS_PAIRS_TARGET, Target.dataset_id == dataset_id,
+            Target.natural_language == lang)).all())
 
 
 def references(url, config, rows: list[Row]) -> dict[int, tuple[str, str]]:
     """target id -> (reference, language) of every target of the datasets (and languages) in
     play: idf documents and baseline pairs come from the whole corpus, not from whatever slice
     (--limit) this invocation scores."""
-    stmt = (select(Target.id, Target.original_comment, SourceFile.natural_language)
-            .join(SourceFile, Target.source_file_id == SourceFile.id)
-            .where(SourceFile.dataset_id.in_(sorted({r.dataset_id for r in rows}))))
+    stmt = with_source(select(Target.id, Target.original_comment, TARGET_LANGUAGE)).where(
+        TARGET_DATASET_ID.in_(sorted({r.dataset_id for r in rows})))
     if config.langs:
-        stmt = stmt.where(SourceFile.natural_language.in_(config.langs))
+        stmt = stmt.where(TARGET_LANGUAGE.in_(config.langs))
     with session_scope(url) as session:
         return {t: (text or "", lang) for t, text, lang in session.execute(stmt).all()}
 

@@ -25,6 +25,7 @@ from agreement.judges import load_verdicts
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, RULES, Gold, Vote, resolve
 from db.models import (Annotation, AnnotationCode, Annotator, Generation, GoldLabel,
                        GoldLabelCode, MetricRun, MetricScore, NoiseSample, SourceFile, Target)
+from db.targets import TARGET_LANGUAGE
 
 LABEL_SOURCES = ("auto", *RULES)  # the label policies' names (agreement.labels)
 LABEL_SOURCES_HELP = POLICY_HELP
@@ -115,19 +116,19 @@ def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) ->
                 MetricRun.layer, MetricRun.context, MetricRun.noise]
     score_cols = [MetricScore.f, MetricScore.precision, MetricScore.recall]
     real = (select(*run_cols, MetricScore.generation_id, Target.id, *score_cols, Generation.model,
-                   SourceFile.natural_language, SourceFile.programming_language)
+                   TARGET_LANGUAGE, SourceFile.programming_language)
             .join(MetricScore, MetricScore.run_id == MetricRun.id)
             .join(Generation, Generation.id == MetricScore.generation_id)
             .join(Target, Target.id == Generation.target_id)
-            .join(SourceFile, SourceFile.id == Target.source_file_id)
+            .outerjoin(SourceFile, SourceFile.id == Target.source_file_id)
             .where(MetricScore.f.is_not(None)))
     noise = (select(*run_cols, MetricScore.noise_sample_id, Target.id, *score_cols,
-                    NoiseSample.kind, SourceFile.natural_language,
+                    NoiseSample.kind, TARGET_LANGUAGE,
                     SourceFile.programming_language)
              .join(MetricScore, MetricScore.run_id == MetricRun.id)
              .join(NoiseSample, NoiseSample.id == MetricScore.noise_sample_id)
              .join(Target, Target.id == NoiseSample.target_id)
-             .join(SourceFile, SourceFile.id == Target.source_file_id)
+             .outerjoin(SourceFile, SourceFile.id == Target.source_file_id)
              .where(MetricScore.f.is_not(None)))
     if metrics:
         real = real.where(MetricRun.metric.in_(metrics))
@@ -218,10 +219,10 @@ def load_generations(url: str | None = None) -> pd.DataFrame:
     """generation_id, target_id, model, language, programming_language for every generation."""
     with Session(get_engine(url)) as session:
         return _frame(session, select(Generation.id, Generation.target_id, Generation.model,
-                                      SourceFile.natural_language,
+                                      TARGET_LANGUAGE,
                                       SourceFile.programming_language)
                       .join(Target, Target.id == Generation.target_id)
-                      .join(SourceFile, SourceFile.id == Target.source_file_id),
+                      .outerjoin(SourceFile, SourceFile.id == Target.source_file_id),
                       ["generation_id", "target_id", "model", "language", "programming_language"])
 
 

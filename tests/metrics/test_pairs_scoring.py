@@ -1,0 +1,95 @@
+"""A researcher's own pairs file (no source files) goes through import -> score -> align
+(issue 12): context none only, targeted noise from the other references, kappa per slice."""
+from __future__ import annotations
+
+import csv
+import json
+
+from db.__main__ import main as db_main
+from metrics.score import main as score_main
+
+REFERENCES = {
+    "nl": ["Geeft de som van alle bedragen terug", "Sorteert de lijst op datum, oudste eerst",
+           "Leest het bestand en slaat lege regels over", "Controleert of de gebruiker is ingelogd",
+           "Verwijdert dubbele klanten uit de lijst", "Berekent de btw over het totaalbedrag"],
+    "pl": ["Zwraca sumę wszystkich kwot na fakturze", "Sortuje listę według daty, od najstarszej",
+           "Czyta plik i pomija puste wiersze", "Sprawdza, czy użytkownik jest zalogowany",
+           "Usuwa zduplikowanych klientów z listy", "Oblicza podatek VAT od całej kwoty"],
+}
+
+
+def _rows():
+    """Three systems per item: a copy (correct), half of it (partial), unrelated (incorrect)."""
+    rows = []
+    for lang, refs in REFERENCES.items():
+        for i, ref in enumerate(refs):
+            words = ref.split()
+            other = refs[(i + 3) % len(refs)]
+            for model, prediction, label in (("copy", ref, "correct"),
+                                             ("half", " ".join(words[:len(words) // 2]), "partial"),
+                                             ("other", other, "incorrect")):
+                rows.append({"item_id": f"{lang}-{i}", "language": lang, "model": model,
+                             "reference": ref, "prediction": prediction, "label": label})
+    return rows
+
+
+def _import(tmp_path, url):
+    path = tmp_path / "pairs.csv"
+    rows = _rows()
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert db_main(["import", "--format", "pairs", "--dataset", "mine", str(path),
+                    "--db", url]) == 0
+    return len(rows)
+
+
+def test_pairs_import_score_and_align_without_files(tmp_path, db_url, capsys):
+    n = _import(tmp_path, db_url)
+    for noise in ("none", "uniform", "targeted"):
+        assert score_main(["--metric", "chrf", "--noise", noise, "--db", db_url,
+                           "--no-progress"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert f"{n} scored" in out and "0 errors" in out.replace(",", "")
+
+    from metrics.align.__main__ import main as align_main
+
+    report = tmp_path / "align"
+    assert align_main(["--db", db_url, "--out", str(report), "--format", "json", "--no-figures",
+                       "--bootstrap", "0", "--slice", "all", "language"]) == 0
+    results = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    rows = [r for r in results["kappa"] if r["metric"] == "chrf"]
+    assert {(r["slice"], r["slice_value"]) for r in rows} >= {("all", "all"), ("language", "nl"),
+                                                             ("language", "pl")}
+    overall = next(r for r in rows if r["slice"] == "all")
+    assert overall["n"] == n and overall["kappa"] > 0.5  # copies, halves and strangers separate
+
+
+def test_targeted_noise_of_a_pairs_target_comes_from_the_other_references(tmp_path, db_url):
+    from sqlalchemy import select
+
+    from db import session_scope
+    from db.models import NoiseSample, Target
+
+    _import(tmp_path, db_url)
+    assert score_main(["--metric", "bleu", "--noise", "targeted", "--lang", "nl", "--db", db_url,
+                       "--no-progress"]) == 0
+    with session_scope(db_url) as session:
+        samples = session.execute(select(Target.original_comment, NoiseSample.text)
+                                  .join(NoiseSample, NoiseSample.target_id == Target.id)).all()
+    assert len(samples) == len(REFERENCES["nl"])
+    pool_words = {w.strip(",").lower() for ref in REFERENCES["nl"] for w in ref.split()}
+    for reference, noise in samples:
+        words = noise.split()
+        assert len(words) == len(reference.split())  # as many tokens as the reference
+        assert set(words) <= pool_words | {","}
+
+
+def test_context_other_than_none_is_refused_for_pairs(tmp_path, db_url, capsys):
+    _import(tmp_path, db_url)
+    assert score_main(["--metric", "bertscore", "--model", "intfloat/multilingual-e5-small",
+                       "--layer", "2", "--context", "minimal", "--db", db_url,
+                       "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "pairs target has no source file" in err and "--context none" in err
