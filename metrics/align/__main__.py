@@ -6,6 +6,7 @@ torch only with --demo when scores must be computed.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -49,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "everything not fitted on); unlabelled generations get predictions")
     parser.add_argument("--thresholds", metavar="FILE",
                         help="apply thresholds saved earlier (thresholds.json) instead of fitting")
+    parser.add_argument("--dataset", action="append", default=[], metavar="NAME",
+                        help="only this dataset (repeatable); model names found in several "
+                             "datasets are sliced per dataset either way")
     parser.add_argument("--families", nargs="+", default=[], metavar="YAML",
                         help="extra model-family tables (entries override the packaged one)")
     parser.add_argument("--out", default=DEFAULT_OUT,
@@ -71,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    console = Console(stderr=args.format != "table")
+    # Piped output is not cut to 80 columns (rich's default without a terminal); COLUMNS wins.
+    wide = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
+    console = Console(stderr=args.format != "table", width=wide)
+    errors = Console(stderr=True, width=wide)
     url = resolve_url(args.db)
     from metrics.align.kde import parse_bandwidth
     from metrics.align.thresholds import load_thresholds
@@ -87,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         saved = load_thresholds(args.thresholds) if args.thresholds else None
         parse_policy(args.labels)
     except ValueError as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}")
+        errors.print(f"[red]error:[/red] {escape(str(error))}")
         return 2
     if args.demo:
         from metrics.align.demo import prepare_demo
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                            bootstrap=max(args.bootstrap, 0), seed=args.seed, labels=args.labels,
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
-                           judges=not args.no_judges)
+                           judges=not args.no_judges, datasets=tuple(args.dataset))
     from metrics.align.pipeline import run_alignment
     from metrics.align.report import print_table, to_json, write_report
 
@@ -108,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = run_alignment(url, options)
     except ValueError as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}")
+        errors.print(f"[red]error:[/red] {escape(str(error))}")
         return 2
     aligned = time.perf_counter() - started
     written = write_report(report, Path(args.out), with_figures=not args.no_figures)

@@ -25,7 +25,7 @@ from agreement.judges import load_verdicts
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, RULES, Gold, Vote, resolve
 from db.models import (Annotation, AnnotationCode, Annotator, Generation, GoldLabel,
                        GoldLabelCode, MetricRun, MetricScore, NoiseSample, SourceFile, Target)
-from db.targets import TARGET_LANGUAGE
+from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 
 LABEL_SOURCES = ("auto", *RULES)  # the label policies' names (agreement.labels)
 LABEL_SOURCES_HELP = POLICY_HELP
@@ -229,3 +229,26 @@ def load_generations(url: str | None = None) -> pd.DataFrame:
 def load_judge_verdicts(url: str | None = None) -> pd.DataFrame:
     """Every judge verdict with its configuration (one run each, `agreement.judges`)."""
     return load_verdicts(url)
+
+
+def load_generation_datasets(url: str | None = None) -> pd.DataFrame:
+    """generation_id, target_id, dataset (name) of every generation, both kinds of target."""
+    from db.models import Dataset
+
+    with Session(get_engine(url)) as session:
+        return _frame(session, with_source(select(Generation.id, Generation.target_id, Dataset.name)
+                                           .join(Target, Target.id == Generation.target_id))
+                      .join(Dataset, Dataset.id == TARGET_DATASET_ID),
+                      ["generation_id", "target_id", "dataset"])
+
+
+def count_metric_scores(url: str | None = None) -> tuple[int, int, int]:
+    """(metric runs, stored scores, of which errors): what `metrics.align` found when it has no
+    usable score, so its message can say so."""
+    from sqlalchemy import func
+
+    with Session(get_engine(url)) as session:
+        runs = session.execute(select(func.count(MetricRun.id))).scalar_one()
+        total, errors = session.execute(select(func.count(MetricScore.id),
+                                               func.count(MetricScore.error))).one()
+    return runs, total, errors

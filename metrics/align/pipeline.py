@@ -33,6 +33,7 @@ class AlignOptions:
     thresholds: dict[str, Thresholds] | None = None  # saved thresholds to apply instead of fitting
     grid_size: int = DEFAULT_GRID_SIZE
     judges: bool = True
+    datasets: Sequence[str] = ()  # only these datasets (by name); () = all
 
     def describe(self) -> dict:
         out = asdict(self)
@@ -40,6 +41,7 @@ class AlignOptions:
         out["metrics"] = list(self.metrics) if self.metrics else None
         out["slices"] = list(self.slices)
         out["families"] = list(self.families)
+        out["datasets"] = list(self.datasets)
         return out
 
 
@@ -179,4 +181,56 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
     annotations = data.load_annotations(url)
     labels = data.choose_human_labels(annotations, data.load_gold_labels(url), options.labels)
     verdicts = data.load_judge_verdicts(url) if options.judges else None
-    return align_frames(scores, labels, options, verdicts, annotations)
+    scores, labels, verdicts, notes = keep_datasets(data.load_generation_datasets(url), scores,
+                                                    labels, verdicts, options.datasets)
+    report = align_frames(scores, labels, options, verdicts, annotations)
+    report.notes[:0] = notes
+    if scores.empty and not labels.empty:
+        runs, stored, errors = data.count_metric_scores(url)
+        report.notes = [n for n in report.notes if not n.startswith("no metric scores found")]
+        report.notes.append(
+            f"no metric scores found: the database has {runs} metric run(s) with {stored} stored "
+            f"score(s), {errors} of them errors"
+            + (f", none in dataset(s) {', '.join(options.datasets)}" if options.datasets else "")
+            + ("; run `python -m metrics.score` first" if not stored else
+               "; see the errors with `python -m metrics.score --retry-errors`"))
+    return report
+
+
+def keep_datasets(generations: pd.DataFrame, scores: pd.DataFrame, labels: pd.DataFrame,
+                  verdicts: pd.DataFrame | None, datasets: Sequence[str]):
+    """Scores, labels and verdicts of the chosen datasets only; and, where one model name occurs
+    in two datasets, its model slice named `dataset/model` so systems of different datasets are
+    never pooled. Raises ValueError naming the datasets there are when one is unknown."""
+    notes: list[str] = []
+    known = sorted(generations.dataset.unique())
+    if datasets:
+        unknown = sorted(set(datasets) - set(known))
+        if unknown:
+            raise ValueError(f"no dataset named {', '.join(map(repr, unknown))}; this database has: "
+                             f"{', '.join(known) or 'none'}")
+        generations = generations[generations.dataset.isin(datasets)]
+        targets, kept = set(generations.target_id), set(generations.generation_id)
+        scores = scores[scores.target_id.isin(targets)]
+        labels = labels[labels.generation_id.isin(kept)]
+        if verdicts is not None:
+            verdicts = verdicts[verdicts.generation_id.isin(kept)]
+    dataset_of = dict(zip(generations.generation_id, generations.dataset))
+    pairs = generations.assign(model=generations.generation_id.map(
+        dict(zip(scores.generation_id, scores.model))))
+    shared = {m for m, n in pairs.dropna(subset=["model"]).groupby("model").dataset.nunique().items()
+              if n > 1}
+    if shared:
+        def qualified(frame: pd.DataFrame) -> pd.DataFrame:
+            mask = frame.model.isin(shared) & frame.generation_id.notna()
+            frame = frame.copy()
+            frame.loc[mask, "model"] = [f"{dataset_of.get(g)}/{m}" for g, m in
+                                        zip(frame.generation_id[mask], frame.model[mask])]
+            return frame
+
+        scores = qualified(scores)
+        if verdicts is not None and "model" in verdicts:
+            verdicts = qualified(verdicts)
+        notes.append(f"model names in several datasets are sliced per dataset: "
+                     f"{', '.join(sorted(shared))} (choose datasets with --dataset)")
+    return scores, labels, verdicts, notes

@@ -65,7 +65,7 @@ def test_cli_fit_on_apply_to(align_db, tmp_path, capsys):
 ])
 def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, message):
     assert main(["--db", align_db["url"], "--out", str(tmp_path), "--no-figures"] + argv) == 2
-    assert message in " ".join(capsys.readouterr().out.split())
+    assert message in " ".join(capsys.readouterr().err.split())
 
 
 def test_cli_on_an_empty_database_says_what_is_missing(db_url, tmp_path, capsys):

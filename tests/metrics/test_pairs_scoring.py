@@ -93,3 +93,40 @@ def test_context_other_than_none_is_refused_for_pairs(tmp_path, db_url, capsys):
                        "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "pairs target has no source file" in err and "--context none" in err
+
+
+def test_align_keeps_datasets_apart(tmp_path, db_url, capsys):
+    """Two datasets with systems of the same names: --dataset picks one; without it, the model
+    slice names each system by its dataset instead of pooling them."""
+    n = _import(tmp_path, db_url)
+    other = tmp_path / "other.csv"
+    rows = [dict(r, reference=r["reference"] + " (v2)",
+                 prediction=r["prediction"] + (" (v2)" if r["model"] == "copy" else ""))
+            for r in _rows()]
+    with open(other, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert db_main(["import", "--format", "pairs", "--dataset", "theirs", str(other),
+                    "--db", db_url]) == 0
+    assert score_main(["--metric", "chrf", "--db", db_url, "--no-progress"]) == 0
+
+    from metrics.align.__main__ import main as align_main
+
+    def kappa_rows(*extra):
+        out = tmp_path / f"align{len(extra)}"
+        assert align_main(["--db", db_url, "--out", str(out), "--format", "json",
+                           "--no-figures", "--no-judges", "--bootstrap", "0", "--slice", "all",
+                           "model", *extra]) == 0
+        return json.loads((out / "results.json").read_text(encoding="utf-8"))["kappa"]
+
+    one = kappa_rows("--dataset", "mine")
+    assert next(r for r in one if r["slice"] == "all")["n"] == n
+    assert {r["slice_value"] for r in one if r["slice"] == "model"} == {"copy", "half", "other"}
+    both = kappa_rows()
+    assert next(r for r in both if r["slice"] == "all")["n"] == 2 * n
+    assert {r["slice_value"] for r in both if r["slice"] == "model"} == {
+        f"{d}/{m}" for d in ("mine", "theirs") for m in ("copy", "half", "other")}
+    capsys.readouterr()
+    assert align_main(["--db", db_url, "--out", str(tmp_path / "x"), "--dataset", "nope"]) == 2
+    assert "no dataset named 'nope'; this database has: mine, theirs" in capsys.readouterr().err
