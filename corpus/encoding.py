@@ -79,10 +79,12 @@ def _detect_legacy(raw: bytes, expected_language: str | None) -> tuple[str, str]
         raise SourceReadError("encoding not recognised (not UTF-8, and no legacy encoding "
                               "decodes it; pass --encoding NAME)")
     least = min(m.chaos for m in matches)
-    close = [m for m in matches if m.chaos - least <= NEAR_TIE]
     rank = {name: i for i, name in enumerate(candidates)}
-    best = min(close, key=lambda m: (rank.get(m.encoding, len(rank)), m.chaos))
-    return _strict(raw, best.encoding), best.encoding
+    # a match stands for every encoding that decodes the bytes to the same text
+    close = [(rank.get(name, len(rank)), m.chaos, name) for m in matches
+             if m.chaos - least <= NEAR_TIE for name in (m.could_be_from_charset or [m.encoding])]
+    _, _, best = min(close)
+    return _strict(raw, best), best
 
 
 def decode_source(raw: bytes, expected_language: str | None = None, encoding: str = "auto"
