@@ -4,10 +4,10 @@
 exact/near duplicates -> lexing -> per comment: licence, TODO/FIXME, author/contact-only,
 auto-generated, too short (< `min_tokens` in every tokenizer, not counting tag lines such as
 `@author` or `<summary>`: `corpus.filters.prose_of`), not in the expected language
-(`corpus.langid.judge_language`) -> per file: mixed natural languages (at least `mixed_share` of
-the comments whose language was judged are in another one), no comment left -> the first
-`targets_per_file` comments in `target_order` (body comments before member docs before headers)
-become targets -> the generation budget (mean + 3 sd of the targets' lengths, per tokenizer) ->
+(`corpus.langid.judge_language`) -> per file: mixed natural languages (more than `mixed_share`,
+by default half, of the comments whose language was judged are in another one), no comment left
+-> the first `targets_per_file` comments in `target_order` (body comments before member docs
+before headers) become targets -> the generation budget (mean + 3 sd of the targets' lengths, per tokenizer) ->
 per file: context window (file tokens + budget > window in any tokenizer).
 
 Every filter can be switched off in `SelectionConfig`, and every removal is counted in the
@@ -39,7 +39,7 @@ FILTERS: tuple[tuple[str, str, str], ...] = (
     ("too_short", "comment", "fewer than min_tokens tokens (tag lines not counted)"),
     ("language_mismatch", "comment", "detected in another natural language"),
     ("language_undetermined", "comment", "too few words or no clear winner to confirm"),
-    ("mixed_language", "file", "at least half of its judged comments in another language"),
+    ("mixed_language", "file", "more than half of its judged comments in another language"),
     ("no_target", "file", "no comment left after the comment filters"),
     ("context_window", "file", "file tokens + budget exceed the context window"),
 )
@@ -61,7 +61,7 @@ class SelectionConfig:
     min_margin: float = 0.1
     mixed_language: bool = True
     mixed_min_words: int = 4  # only comments this long can make a file mixed
-    mixed_share: float = 0.5  # ... and only when they are at least this share of judged ones
+    mixed_share: float = 0.5  # ... and only when they are more than this share of judged ones
     context_window: bool = True
     window_tokens: int = 4096
     budget_sigmas: float = 3.0
@@ -237,7 +237,7 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
                 kept.append(comment)
         report.decisions.extend(entries.values())
         file_drop = None
-        if config.mixed_language and foreign and foreign >= config.mixed_share * judged:
+        if config.mixed_language and foreign > config.mixed_share * judged:
             file_drop = "mixed_language"
         elif not kept:
             file_drop = "no_target"
