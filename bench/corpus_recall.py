@@ -84,7 +84,7 @@ def review(root: Path, lang: str, labels: dict) -> None:
             print(f"  (unreadable: {error})")
             continue
         for d in decisions.get(path, []):
-            print(f"  {d['line']:>4} {d['decision']:8} {d['reason']:22} {d['excerpt'][:110]}")
+            print(f"  {str(d['line']):>4} {d['decision']:8} {d['reason']:22} {d['excerpt'][:110]}")
         if not decisions.get(path):
             for c in extract_comments(text, language_for_path(file)):
                 print(f"  {c.line:>4} {' '.join(c.text.split())[:120]}")

@@ -63,7 +63,9 @@ def is_todo(body: str) -> bool:
 _TRAILING_NOTE = re.compile(r"\s//.*$|\s#\s.*$")
 _STATEMENT_END = re.compile(r"[;{}]\s*$")
 _CODE_MARK = re.compile(r"[=\[\]_]|::|->|<<|>>|\w\(|\.\w|<\w+>")
-_CONTROL = re.compile(r"^(if|for|while|switch|catch|foreach)\s*\(.*\)\s*\{?$")
+_CONTROL = re.compile(r"^(if|for|while|switch|catch|foreach)\s*\(.*\)\s*\{?$"
+                      r"|^(public|private|protected):$|^(class|struct|enum|namespace)\s+\w+\s*\{?$"
+                      r"|^\w+(<[\w\s,<>]*>)?\s*\*+\s*\w+;$")  # a header, a label, `T* name;`
 
 
 def is_commented_code(body: str) -> bool:

@@ -165,20 +165,32 @@ def _is_doc(comment: Comment) -> bool:
         comment.kind == "line" and comment.opener in ("///", "//!", "##"))
 
 
-def target_order(comments: Sequence[Comment], text: str) -> list[Comment]:
+def _first_code_offset(text: str, comments: Sequence[Comment]) -> int:
+    """Where the first code (not whitespace, not a comment) of the file starts; len(text) if none."""
+    position = 0
+    for comment in sorted(comments, key=lambda c: c.start):
+        if text[position:comment.start].strip():
+            break
+        position = max(position, comment.end)
+    gap = text[position:]
+    return position + (len(gap) - len(gap.lstrip())) if gap.strip() else len(text)
+
+
+def target_order(comments: Sequence[Comment], text: str,
+                 all_comments: Sequence[Comment] | None = None) -> list[Comment]:
     """Passing comments, best target first. The study masks comments in the code body, so:
-    1. explanatory comments in the body: not doc comments, indented or after code on their line;
-    2. doc comments of members (`/** */`, docstrings, `///`), indented;
-    3. everything else: file and class headers, top-level docs (column 0).
-    Source order within a group; `targets_per_file` takes the first N."""
+    1. explanatory comments in the code: not doc comments, with code before them in the file;
+    2. doc comments (`/** */`, docstrings, `///`) with code before them: members, classes;
+    3. everything before the first line of code: file headers.
+    Source order within a group; `targets_per_file` takes the first N. `all_comments` (default:
+    `comments`) tells where the code starts."""
+    code_starts = _first_code_offset(text, all_comments if all_comments is not None
+                                     else comments)
+
     def group(comment: Comment) -> int:
-        line_start = text.rfind("\n", 0, comment.start) + 1
-        indented = comment.start > line_start  # whitespace or code before it on its line
-        if not _is_doc(comment) and indented:
-            return 0
-        if _is_doc(comment) and indented:
-            return 1
-        return 2
+        if comment.start < code_starts:
+            return 2
+        return 1 if _is_doc(comment) else 0
     return sorted(comments, key=lambda c: (group(c), c.start))
 
 
@@ -212,7 +224,8 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
                     report.note(f"{kind}_duplicate", source.key)
                     report.decisions.append({"file": source.key, "line": None, "kind": "file",
                                              "decision": "dropped",
-                                             "reason": f"{kind}_duplicate", "detail": ""})
+                                             "reason": f"{kind}_duplicate",
+                                             "excerpt": f"same as {duplicate[1]}"})
                     continue
         try:
             comments = extract_comments(source.text, source.programming_language)
@@ -248,7 +261,7 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
             for comment in kept:
                 entries[comment].update(decision="dropped", reason=file_drop)
             continue
-        chosen = target_order(kept, source.text)
+        chosen = target_order(kept, source.text, comments)
         if config.targets_per_file > 0:
             chosen = chosen[:config.targets_per_file]
         chosen.sort(key=lambda c: c.start)
