@@ -180,8 +180,9 @@ def target_order(comments: Sequence[Comment], text: str,
                  all_comments: Sequence[Comment] | None = None) -> list[Comment]:
     """Passing comments, best target first. The study masks comments in the code body, so:
     1. explanatory comments in the code: not doc comments, with code before them in the file;
-    2. doc comments (`/** */`, docstrings, `///`) with code before them: members, classes;
-    3. everything before the first line of code: file headers.
+    2. indented doc comments (`/** */`, docstrings, `///`) after code: members' docs;
+    3. the rest: file headers (before the first line of code) and doc comments at column 0
+       (class headers such as `/** X工具类 @author ruoyi */`, top-level docs).
     Source order within a group; `targets_per_file` takes the first N. `all_comments` (default:
     `comments`) tells where the code starts."""
     code_starts = _first_code_offset(text, all_comments if all_comments is not None
@@ -190,7 +191,10 @@ def target_order(comments: Sequence[Comment], text: str,
     def group(comment: Comment) -> int:
         if comment.start < code_starts:
             return 2
-        return 1 if _is_doc(comment) else 0
+        if not _is_doc(comment):
+            return 0
+        indented = comment.start > text.rfind("\n", 0, comment.start) + 1
+        return 1 if indented else 2
     return sorted(comments, key=lambda c: (group(c), c.start))
 
 

@@ -205,3 +205,43 @@ def test_exit_codes_missing_path_empty_folder_nothing_kept(tmp_path, db_url, cap
     assert comments == [{"file": str(tmp_path / "kort" / "a.py"), "line": 1, "kind": "line",
                          "decision": "dropped", "reason": "too_short", "language": "",
                          "excerpt": "# kort"}]
+
+
+@pytest.mark.parametrize("body, code", [
+    ("std::cout << a << std::endl; // δεν επιτρέπεται η πρόσβαση\nstd::cout << b;", True),
+    ("class stapel {\npublic:\n    bord* huidige;\n    stapel* vorige;\n};", True),
+    ("for (int i = 0; i < n; i++) {", True),
+    ("γιατί δεν λειτουργεί;", False),  # the Greek question mark is a semicolon
+    ("Berekent de som (van a en b);", False),
+    ("Struktury grupują zmienne pod jedną nazwą.\nPrzykładowo, dla osoby:\nint wiek = 20;\n"
+     "float wzrost = 1.82;\nKorzystanie z takich danych bywa niewygodne.", False),
+])
+def test_commented_out_code(body, code):
+    from corpus.filters import is_commented_code
+
+    assert is_commented_code(body) is code
+
+
+def test_greek_to_do_note_in_capitals_is_a_todo():
+    from corpus.filters import is_todo
+
+    assert is_todo("ΝΑ ΔΙΑΦΡΑΦΕΙ Η ΠΡΟΗΓΟΥΜΕΝΗ ΓΡΑΜΜΗ ΚΑΙ ΝΑ ΣΥΜΠΛΗΡΩΘΕΙ Ο ΚΩΔΙΚΑΣ")
+
+
+def test_target_order_skips_file_and_class_headers(detector):
+    source = ("    // Infoblok: opgave 1, gemaakt door Jan en Piet voor het vak programmeren\n"
+              "#include <stdio.h>\n"
+              "/** De klasse bord houdt de stand van het spel bij voor beide spelers */\n"
+              "struct bord {\n"
+              "    /** Geeft aan welke speler op dit moment aan de beurt is in het spel */\n"
+              "    int speler;\n"
+              "};\n"
+              "int main() {\n"
+              "    return 0; // Geeft nul terug zodat de shell weet dat alles goed ging\n"
+              "}\n")
+    selected, report = select_targets([SourceText("b.c", source, "c")], "nl",
+                                      SelectionConfig(targets_per_file=0), detector=detector)
+    from corpus.select import target_order
+
+    ordered = target_order(selected[0].targets, source, selected[0].targets)
+    assert [c.line for c in ordered] == [9, 5, 1, 3]
