@@ -124,6 +124,7 @@ def measure(root: Path, lang: str, labels: dict) -> dict:
         "targets_checked": ok + wrong, "targets_correct": ok, "targets_unchecked": unchecked,
         "target_precision": round(ok / (ok + wrong), 4) if ok + wrong else None,
         "missed": sorted(should - gives), "unexpected": sorted(gives - should),
+        "too_long": sorted(window),
     }
     for path in result["missed"]:
         reasons = sorted({d["reason"] for d in decisions.get(path, [])})
