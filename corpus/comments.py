@@ -6,18 +6,23 @@ their `\\r\\n`). A lexer, not a regular expression, decides what is a comment, s
 string or a regex literal stays code.
 
 Kinds:
-- `line`: a run of line comments (`//`, `#`, `///`) merged into one comment when each stands
-  alone on its line (only whitespace before it), they sit on consecutive lines at the same column
-  and use the same marker. A trailing comment after code (`x = 1  # why`) stands alone, and a
-  blank line or a line of code ends a run.
+- `line`: a run of line comments (`//`, `#`, `///`) merged into one comment when they sit on
+  consecutive lines at the same column (tabs expanded to 4 or 8: either agrees) and use the same
+  marker (`//`, `///`, `//!`, `#`: the leading run of `/`, `#`, `!`, so `///<summary>` is a
+  `///` line). A trailing comment after code (`x = 1  # why`) starts a run that continues on the
+  next lines only with comments alone on their lines at its column; a blank line, a line of code
+  or a second trailing comment ends a run.
 - `block`: `/* ... */`.
 - `docblock`: `/** ... */` (Javadoc, JSDoc, PHPDoc, Doxygen).
 - `docstring`: Python, a string literal that is the first statement of a module, class or def.
-Preprocessor lines (`#include`), shebang lines and `<?php` tags are not comments.
+Preprocessor lines (`#include`), shebang lines and `<?php` tags are not comments, and neither is
+anything in a disabled region of C, C++ or C# (`#if 0` / `#if false` up to its `#else`, `#elif`
+or `#endif`): that is code switched off, not prose.
 """
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -99,6 +104,7 @@ def _raw_comments(norm: str, language: str):
     tokens = list(_lexer(lexer_name(language)).get_tokens_unprocessed(lexed))
     if language in _PREPROCESSED:
         tokens = _relex_directives(norm, tokens, language)
+        tokens = _drop_disabled(norm, tokens, language)
     # 1. the comment tokens, with tokens that continue one comment glued together (some lexers
     #    give `/*`, ` body `, `*/` or a line comment in pieces)
     pieces: list[list] = []  # [start, raw text]
@@ -178,9 +184,50 @@ def _relex_directives(norm: str, tokens, language: str):
 
 def _line_marker(text: str) -> str:
     i = 0
-    while i < len(text) and not text[i].isalnum() and not text[i].isspace():
+    while i < len(text) and text[i] in "/#!":
         i += 1
     return text[:i] or text[:1]
+
+
+_DISABLED_START = {"c": r"#\s*if\s+0\b", "cpp": r"#\s*if\s+0\b",
+                   "csharp": r"#\s*if\s+false\b"}
+
+
+def _disabled_regions(norm: str, language: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the lines inside `#if 0` ... `#else`/`#elif`/`#endif`, nesting
+    counted."""
+    start_re = re.compile(_DISABLED_START[language])
+    regions: list[tuple[int, int]] = []
+    depth, region_start, pos = 0, 0, 0
+    for line in norm.splitlines(keepends=True):
+        directive = line.strip()
+        if depth == 0:
+            if start_re.match(directive):
+                depth, region_start = 1, pos + len(line)
+        elif re.match(r"#\s*if", directive):
+            depth += 1
+        elif re.match(r"#\s*endif", directive) or (
+                depth == 1 and re.match(r"#\s*el(se|if)", directive)):
+            depth -= 1
+            if depth == 0:
+                regions.append((region_start, pos))
+        pos += len(line)
+    if depth:
+        regions.append((region_start, len(norm)))
+    return regions
+
+
+def _drop_disabled(norm: str, tokens, language: str):
+    regions = _disabled_regions(norm, language)
+    if not regions:
+        return tokens
+    starts = [s for s, _ in regions]
+
+    def disabled(index: int) -> bool:
+        k = bisect.bisect_right(starts, index) - 1
+        return k >= 0 and index < regions[k][1]
+
+    return [t for t in tokens if not (t[1] in CommentToken and disabled(t[0]))]
 
 
 def _python_docstrings(tokens):
@@ -240,19 +287,23 @@ def extract_comments(text: str, language: str) -> list[Comment]:
     def own_line(index: int) -> bool:
         return not norm[line_starts[line_of(index)]:index].strip()
 
+    def columns(index: int) -> tuple[int, int]:
+        before = norm[line_starts[line_of(index)]:index]
+        return len(before.expandtabs(4)), len(before.expandtabs(8))
+
     merged: list[list] = []
     for start, end, kind, marker in raw:
         if kind == "line_part":
             prev = merged[-1] if merged else None
+            column = columns(start)
             if (prev and prev[2] == "line" and prev[3] == marker and own_line(start)
-                    and prev[5] and line_of(start) == line_of(prev[1]) + 1
-                    and start - line_starts[line_of(start)] == prev[4]):
+                    and line_of(start) == line_of(prev[1]) + 1
+                    and (column[0] == prev[4][0] or column[1] == prev[4][1])):
                 prev[1] = end
                 continue
-            column = start - line_starts[line_of(start)]
-            merged.append([start, end, "line", marker, column, own_line(start)])
+            merged.append([start, end, "line", marker, column])
         else:
-            merged.append([start, end, kind, "", 0, False])
+            merged.append([start, end, kind, "", (0, 0)])
     comments = []
     for start, end, kind, *_ in merged:
         o_start, o_end = _to_original(start, removed), _to_original(end, removed)

@@ -52,3 +52,28 @@ def cut_comment(raw_output: str, *, prime: str, kind: str, opener: str, closer: 
             return CutResult("".join(kept).rstrip(), "code_resumed")
         kept.append(line)
     return CutResult("".join(kept).rstrip(), ended)
+
+
+def cut_is_final(raw_output: str, *, prime: str, kind: str, opener: str, closer: str = "",
+                 stops: Sequence[str] = ()) -> bool:
+    """Has the cut rule fired for good, so that more output cannot change the prediction?
+
+    Generation stops here (`corpus.backends`): the comment closed, a sentinel came, or a line
+    that is not a comment line is complete (or already cannot become one: `}` or `int x`, not a
+    lone `/` that may grow into `//`)."""
+    cut = cut_comment(raw_output, prime=prime, kind=kind, opener=opener, closer=closer,
+                      stops=stops)
+    if cut.reason in ("closed", "sentinel"):
+        return True
+    if cut.reason != "code_resumed":
+        return False
+    stop_at = _first_stop(raw_output, stops)
+    full = prime + (raw_output if stop_at is None else raw_output[:stop_at])
+    marker = opener.strip() or "//"
+    for line in full.splitlines(keepends=True)[1:]:
+        if not line.strip().startswith(marker):
+            if line.endswith("\n"):
+                return True
+            text = line.strip()
+            return bool(text) and not marker.startswith(text)
+    return False

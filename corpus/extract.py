@@ -1,7 +1,8 @@
 """`python -m corpus.extract PATH... --lang nl --dataset NAME`: source files into the database.
 
 Walks folders (hidden folders skipped; files with unknown extensions ignored and counted), reads
-each file as UTF-8 (binary, non-UTF-8 and unreadable files are reported and skipped), runs the
+each file in its encoding (`--encoding auto`: UTF-8, UTF-16, GB18030/GBK, Big5, Latin-1 ... see
+`corpus.encoding`; binary, undecodable and unreadable files are reported and skipped), runs the
 selection of `corpus.select`, prints what every filter removed, and writes one `SourceFile` with
 its `Target`s per kept file, each file in its own transaction: a file that fails is reported and
 leaves nothing behind. A re-run skips files already stored (same dataset, repo and path) and
@@ -20,29 +21,22 @@ from typing import Sequence
 from sqlmodel import select as sql_select
 
 from corpus.dedup import DuplicateIndex, sha256_text
+from corpus.encoding import SourceReadError, decode_source
 from corpus.languages import PROGRAMMING_LANGUAGES, language_for_path
 from corpus.select import SelectedFile, SelectionConfig, SelectionReport, SourceText, \
     render_report, select_targets
 
-BINARY_SNIFF_BYTES = 8192
 
 
-class SourceReadError(ValueError):
-    """A file that cannot be used as source text; the message says why."""
-
-
-def read_source_text(path: Path) -> str:
-    """The file as text (UTF-8, a BOM dropped); SourceReadError for binary/unreadable files."""
+def read_source_text(path: Path, expected_language: str | None = None,
+                     encoding: str = "auto") -> tuple[str, str]:
+    """(text, encoding) of a file, decoded by `corpus.encoding` (a BOM dropped);
+    SourceReadError for binary, undecodable or unreadable files."""
     try:
         raw = path.read_bytes()
     except OSError as error:
         raise SourceReadError(f"cannot read: {error.strerror or error}") from None
-    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
-        raise SourceReadError("binary file (NUL bytes)")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SourceReadError(f"not UTF-8 text (invalid byte at offset {error.start})") from None
+    return decode_source(raw, expected_language, encoding)
 
 
 @dataclass
@@ -73,7 +67,8 @@ def discover(paths: Sequence[str | Path], forced_language: str | None = None) ->
     return found
 
 
-def load_sources(discovered: Discovered, forced_language: str | None, repo: str
+def load_sources(discovered: Discovered, forced_language: str | None, repo: str,
+                 natural_language: str | None = None, encoding: str = "auto"
                  ) -> tuple[list[SourceText], list[tuple[str, str]]]:
     sources, problems = [], list(discovered.problems)
     for file, stored_path in discovered.files:
@@ -85,12 +80,12 @@ def load_sources(discovered: Discovered, forced_language: str | None, repo: str
                                         f"--programming-language)"))
             continue
         try:
-            text = read_source_text(file)
+            text, used = read_source_text(file, natural_language, encoding)
         except SourceReadError as error:
             problems.append((str(file), str(error)))
             continue
         sources.append(SourceText(key=str(file), text=text, programming_language=language,
-                                  repo=repo, path=stored_path))
+                                  repo=repo, path=stored_path, encoding=used))
     return sources, problems
 
 
@@ -152,7 +147,8 @@ def write_selected_file(db_url: str | None, dataset_id: int, item: SelectedFile,
         row = SourceFile(dataset_id=dataset_id, natural_language=natural_language,
                          programming_language=source.programming_language, repo=source.repo,
                          path=source.path, licence=licence, content=source.text,
-                         content_sha256=sha256_text(source.text))
+                         content_sha256=sha256_text(source.text),
+                         source_encoding=source.encoding)
         session.add(row)
         session.flush()
         for comment in item.targets:
@@ -172,7 +168,9 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
                 programming_language: str | None = None,
                 config: SelectionConfig = SelectionConfig(), tokenizers: Sequence[str] = (),
                 detector_kind: str = "lingua", detector_languages: Sequence[str] | None = None,
-                dry_run: bool = False, console=None) -> ExtractResult:
+                encoding: str = "auto", dry_run: bool = False, console=None) -> ExtractResult:
+    """Select and store; ValueError (nothing written) for a bad argument, a missing path or
+    no source file at all."""
     from corpus.langid import DEFAULT_CANDIDATES, make_detector
     from corpus.tokens import make_counters
 
@@ -182,8 +180,17 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
     if programming_language is not None and programming_language not in PROGRAMMING_LANGUAGES:
         raise ValueError(f"unknown programming language {programming_language!r}; known: "
                          f"{', '.join(sorted(PROGRAMMING_LANGUAGES))}")
+    if encoding != "auto":
+        decode_source(b"", None, encoding)  # an unknown encoding name fails here, before any work
     discovered = discover(paths, programming_language)
-    sources, problems = load_sources(discovered, programming_language, repo)
+    if discovered.problems:
+        raise ValueError("; ".join(f"{path}: {why}" for path, why in discovered.problems))
+    if not discovered.files:
+        raise ValueError(f"no source files under {', '.join(map(str, paths))} "
+                         f"({discovered.ignored_extensions} files with other extensions ignored; "
+                         f"known: {', '.join(sorted(PROGRAMMING_LANGUAGES))})")
+    sources, problems = load_sources(discovered, programming_language, repo, natural_language,
+                                     encoding)
 
     dataset_id = None
     duplicates = DuplicateIndex(threshold=config.near_threshold, near=config.dedup_near)
@@ -253,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("licence-filter", "drop licence/copyright comments"),
         ("todo", "drop TODO/FIXME comments"), ("author-only", "drop author/contact-only comments"),
         ("autogenerated", "drop auto-generated comments"),
+        ("commented-code", "drop commented-out code"),
         ("too-short", "drop comments under --min-tokens"),
         ("language-check", "drop comments not in --lang"),
         ("mixed-language", "drop files with comments in another language"),
@@ -272,7 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--detector", default="lingua", choices=["lingua", "langdetect"])
     p.add_argument("--langid-languages", default=None,
                    help="comma-separated candidate languages for lingua, or 'all'")
-    p.add_argument("--report-json", metavar="PATH", help="also write the report as JSON")
+    p.add_argument("--encoding", default="auto",
+                   help="encoding of the files: auto (default: BOM, UTF-8, UTF-16, then "
+                        "charset-normalizer guided by --lang) or a codec name such as gbk")
+    p.add_argument("--report-json", metavar="PATH",
+                   help="also write the report as JSON, with every comment's decision and reason")
+    p.add_argument("--explain", action="store_true",
+                   help="print every comment's decision and reason (file:line, kind, filter)")
     p.add_argument("--dry-run", action="store_true", help="select and report; write nothing")
     add_database_argument(p)
     return p
@@ -284,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dedup_exact=args.dedup_exact, dedup_near=args.dedup_near,
         near_threshold=args.near_threshold, licence=args.licence_filter, todo=args.todo,
         author_only=args.author_only, autogenerated=args.autogenerated,
+        commented_code=args.commented_code,
         too_short=args.too_short, min_tokens=args.min_tokens,
         language_check=args.language_check, mixed_language=args.mixed_language,
         context_window=args.context_window, window_tokens=args.window_tokens,
@@ -296,14 +311,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.paths, natural_language=args.lang, dataset=args.dataset, db_url=args.db,
             repo=args.repo, licence=args.licence, programming_language=args.programming_language,
             config=config, tokenizers=args.tokenizer, detector_kind=args.detector,
-            detector_languages=languages,
+            detector_languages=languages, encoding=args.encoding,
             dry_run=args.dry_run)
     except (ValueError, LookupError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.explain:
+        from corpus.select import render_decisions
+
+        render_decisions(result.report)
     if args.report_json:
-        Path(args.report_json).write_text(json.dumps(result.as_dict(), indent=2,
-                                                     ensure_ascii=False), encoding="utf-8")
+        try:
+            Path(args.report_json).write_text(json.dumps(result.as_dict(), indent=2,
+                                                         ensure_ascii=False), encoding="utf-8")
+        except OSError as error:
+            print(f"error: cannot write --report-json {args.report_json}: "
+                  f"{error.strerror or error}", file=sys.stderr)
+            return 2
+    if result.report.files_out == 0 and result.already_stored == 0:
+        print(f"error: nothing kept: none of {result.report.files_in} readable files gave a "
+              f"target ({len(result.report.problems)} skipped); see the table above"
+              + ("" if args.explain else ", or --explain for every comment's reason"),
+              file=sys.stderr)
+        return 1
     return 0
 
 

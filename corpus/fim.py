@@ -137,9 +137,20 @@ def get_family(name: str) -> FimFamily:
                                  f"{', '.join(sorted(_FAMILIES))}") from None
 
 
+# Models whose names match a FIM family but that were not trained for infilling: CodeLlama 34B
+# and 70B and the Python variants (the Code Llama paper trained infilling into the 7B and 13B
+# base and Instruct models only), and the instruction-tuned CodeGemma `-it` models (the model
+# card gives FIM prompts for the pretrained 2B and 7B). They get `plain`.
+NO_INFILLING = (r"code-?llama-(34|70)b", r"code-?llama-\d+b-python", r"codegemma-.*\bit\b",
+                r"codegemma.*-it$")
+
+
 def family_for_model(model_id: str) -> FimFamily:
-    """The family whose patterns match the model id (a hub id or a folder name)."""
+    """The family whose patterns match the model id (a hub id or a folder name); `plain` for a
+    model of a FIM family that was not trained for infilling (`NO_INFILLING`)."""
     key = model_id.lower()
+    if any(re.search(p, key) for p in NO_INFILLING):
+        return _FAMILIES["plain"]
     for family in _FAMILIES.values():
         if any(re.search(p, key) for p in family.patterns):
             return family

@@ -4,7 +4,10 @@ For every stored target that has no generation by this model yet (so a re-run re
 the family's FIM input (code before the comment + the prime, code after it), generate greedily
 with at most the budget of new tokens (mean + 3 sd of the reference comments' lengths in the
 model's tokenizer, over every target in scope, so a resumed run uses the same budget), cut the
-predicted comment out, and store input, raw output and prediction. Each generation is written in
+predicted comment out, and store input, raw output and prediction. Generation of an item stops
+as soon as the cut rule fires (the comment closed, code resumed, a sentinel: see
+`corpus.cutting.cut_is_final`), so `raw_output` holds what was generated up to that point, and the
+summary reports the tokens generated per item. Each generation is written in
 its own transaction once it is complete; an item that fails is reported and skipped; an
 unreachable endpoint stops the run with what finished kept.
 """
@@ -18,9 +21,12 @@ from typing import Sequence
 
 from corpus.backends import Completion, EndpointUnreachable, ItemError
 from corpus.comments import comment_closer, comment_opener
-from corpus.cutting import cut_comment
+from corpus.cutting import cut_comment, cut_is_final
 from corpus.fim import FimFamily, FimInput, build_fim_prompt
 from corpus.tokens import ApproxTokenCounter, generation_budget
+
+
+DEFAULT_THREADS = 1  # see the README's corpus section for the measurement
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ class GenerateSummary:
     budget_tokenizer: str = ""
     in_scope: int = 0
     already_done: int = 0
+    tokens_generated: list[int] = field(default_factory=list)  # per generated item
     generated: int = 0
     failed: list[tuple[int, str]] = field(default_factory=list)  # (target id, why)
     stopped: str | None = None  # why the run stopped early
@@ -171,9 +178,10 @@ def run_generation(backend, *, model: str, family: FimFamily, db_url: str | None
                     bar.update(1)
             if not planned:
                 continue
+            finished = [_finished_predicate(p, family) for p in planned]
             try:
                 results = backend.complete([p.fim.prompt for p in planned], max_new_tokens,
-                                           family.stops)
+                                           family.stops, finished)
             except EndpointUnreachable as error:
                 summary.stopped = str(error)
                 break
@@ -187,14 +195,25 @@ def run_generation(backend, *, model: str, family: FimFamily, db_url: str | None
                 cut = cut_comment(result.text, prime=item.fim.prime, kind=item.target.kind,
                                   opener=item.opener, closer=item.closer, stops=family.stops)
                 params = dict(base_params, prime=item.fim.prime, cut_reason=cut.reason,
-                              finish_reason=result.finish_reason)
+                              finish_reason=result.finish_reason,
+                              tokens_generated=result.tokens)
                 if store_generation(db_url, item, model, backend.name, result, cut.comment,
                                     params):
                     summary.generated += 1
+                    if result.tokens is not None:
+                        summary.tokens_generated.append(result.tokens)
                     summary.cut_reasons[cut.reason] = summary.cut_reasons.get(cut.reason, 0) + 1
     finally:
         bar.close()
     return summary
+
+
+def _finished_predicate(item: PlannedItem, family: FimFamily):
+    """Output so far -> has this item's cut rule fired for good (generation may stop)?"""
+    def finished(raw: str) -> bool:
+        return cut_is_final(raw, prime=item.fim.prime, kind=item.target.kind,
+                            opener=item.opener, closer=item.closer, stops=family.stops)
+    return finished
 
 
 def render_summary(summary: GenerateSummary, console=None) -> None:
@@ -215,6 +234,11 @@ def render_summary(summary: GenerateSummary, console=None) -> None:
         table.add_row(f"cut: {reason}", str(n))
     console.print(table)
     console.print(f"max new tokens: {summary.max_new_tokens} ({summary.budget_tokenizer})")
+    if summary.tokens_generated:
+        n = summary.tokens_generated
+        console.print(f"tokens generated per item: mean {sum(n) / len(n):.1f}, max {max(n)}, "
+                      f"total {sum(n)} ({sum(1 for t in n if t >= summary.max_new_tokens)} of "
+                      f"{len(n)} items ran to the budget)")
     for target_id, why in summary.failed[:20]:
         console.print(f"[red]failed[/] target {target_id}: {why}")
     if len(summary.failed) > 20:
@@ -249,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prime-unit", choices=["words", "tokens"], default="words",
                    help="count the prime in words (same for every model) or model tokens")
     p.add_argument("--device", help="hf: cpu, cuda, cuda:1 ... (default: cuda if available)")
+    p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                   help=f"hf on CPU: torch threads (default {DEFAULT_THREADS}: measured faster "
+                        "than 2 on a shared 2-core machine; see the README)")
     p.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
                    help="openai: endpoint base URL, e.g. http://localhost:8000/v1 "
                         "(default: $OPENAI_BASE_URL)")
@@ -274,6 +301,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.backend == "hf":
             from corpus.backends import HFBackend
 
+            if args.threads < 1:
+                raise ValueError(f"--threads must be 1 or more, not {args.threads}")
+            import torch
+
+            torch.set_num_threads(args.threads)
             backend = HFBackend(args.model, device=args.device)
             prime_tokenizer = backend.tokenizer if args.prime_unit == "tokens" else None
         else:

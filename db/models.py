@@ -75,6 +75,8 @@ class SourceFile(SQLModel, table=True):
     licence: str = ""
     content: str = _text()
     content_sha256: str = Field(index=True)
+    # the file's encoding on disk (utf-8, gb18030, big5, utf-16 ...); `content` is always Unicode
+    source_encoding: str = Field(default="utf-8", sa_column_kwargs={"server_default": "utf-8"})
 
 
 class Target(SQLModel, table=True):

@@ -90,6 +90,8 @@ class CompletionsHandler(BaseHTTPRequestHandler):
         for i, prompt in enumerate(prompts):
             text = next((t for k, t in SCRIPTED.items() if k in prompt[-200:]), " ???")
             choices.append({"index": i, "text": text, "finish_reason": "stop", "logprobs": None})
+        if body.get("stream"):
+            return self._stream(body["model"], choices)
         self._send(200, {"id": "cmpl-test", "object": "text_completion", "created": 0,
                          "model": body["model"], "choices": choices,
                          "usage": {"prompt_tokens": 1, "completion_tokens": 1,
@@ -102,6 +104,32 @@ class CompletionsHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _stream(self, model, choices, size=4):
+        """Server-sent events as vLLM sends them: the choices' texts in pieces of `size`
+        characters, interleaved, then a finish_reason per choice and [DONE]."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        events = []
+        longest = max(len(c["text"]) for c in choices)
+        for at in range(0, longest, size):
+            for c in choices:
+                if c["text"][at:at + size]:
+                    events.append({"index": c["index"], "text": c["text"][at:at + size],
+                                   "finish_reason": None, "logprobs": None})
+        events += [dict(c, text="") for c in choices]
+        type(self).streamed = 0
+        try:
+            for choice in events:
+                chunk = {"id": "cmpl-test", "object": "text_completion", "created": 0,
+                         "model": model, "choices": [choice]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode("utf-8"))
+                self.wfile.flush()
+                type(self).streamed += 1
+            self.wfile.write(b"data: [DONE]\n\n")
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: fine
+            pass
 
     def log_message(self, *args):
         pass
@@ -138,8 +166,11 @@ def test_openai_backend_stores_exact_input_raw_output_and_cut(any_db_url, comple
     prefix = JAVA[:JAVA.index("/**")] + "/**\n     * Berekent de som"
     suffix = JAVA[JAVA.index("*/") + 2:]
     assert java.fim_input == f"<PRE> {prefix} <SUF>{suffix} <MID>"
-    assert java.raw_output == SCRIPTED["Berekent"]
+    # streamed, and stopped at the chunk that closed the comment: the code after it never came
+    assert java.raw_output == " van a en b.\n     */"
+    assert java.params["finish_reason"] == "cut" and java.params["tokens_generated"] == 5
     assert java.predicted_comment == "/**\n     * Berekent de som van a en b.\n     */"
+    assert py.raw_output == ' in."""\n' and go.raw_output == " van de gebruiker<EOT> e"
     assert py.predicted_comment == '"""Leest het bestand in."""'
     assert go.predicted_comment == "// Geeft de naam van de gebruiker"
     assert go.params["cut_reason"] == "sentinel" and java.params["cut_reason"] == "closed"
@@ -149,7 +180,7 @@ def test_openai_backend_stores_exact_input_raw_output_and_cut(any_db_url, comple
     assert first["auth"] == "Bearer sekret-key"
     assert first["body"]["max_tokens"] == 40 and first["body"]["temperature"] == 0
     assert first["body"]["stop"] == ["<EOT>", "</s>"]
-    assert len(first["body"]["prompt"]) == 2  # batched
+    assert len(first["body"]["prompt"]) == 2 and first["body"]["stream"] is True  # batched
 
     # resumable: nothing left to do
     backend = OpenAIBackend("codellama/CodeLlama-7b-hf", base_url=completions_server)

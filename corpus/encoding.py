@@ -1,0 +1,111 @@
+"""Source files as Unicode text, whatever their encoding on disk (`--encoding auto`).
+
+`decode_source(raw, expected_language)` returns `(text, encoding)` or raises `SourceReadError`:
+1. a byte-order mark decides (UTF-8, UTF-16 LE/BE, UTF-32); the mark is not part of the text;
+2. valid UTF-8 is UTF-8 (nearly every file);
+3. NUL bytes at every other position are UTF-16 without a mark; other NUL bytes mean binary;
+4. otherwise charset-normalizer chooses among the encodings that old source code is written in,
+   those of the expected natural language first (zh: GB18030 (a superset of GBK and GB2312),
+   Big5; el: Windows-1253, ISO 8859-7; pl: Windows-1250, ISO 8859-2; nl and most others:
+   Windows-1252, a superset of Latin-1 for text): the least chaotic decoding wins, and a near
+   tie goes to the language's own encodings. Short single-byte texts are ambiguous between code
+   pages (`café` in Latin-1 also decodes as Mac Latin-2); the language hint settles it.
+
+Spans are offsets into the decoded text, which is what the database stores, so they stay exact;
+`text.encode(encoding)` gives the file's bytes back (less a BOM).
+"""
+from __future__ import annotations
+
+import codecs
+
+BINARY_SNIFF_BYTES = 8192
+
+# encodings plausible for each natural language's legacy files (Python codec names)
+LANGUAGE_ENCODINGS: dict[str, tuple[str, ...]] = {
+    "zh": ("gb18030", "big5"),
+    "ja": ("shift_jis", "euc_jp"),
+    "ko": ("euc_kr",),
+    "el": ("cp1253", "iso8859_7"),
+    "pl": ("cp1250", "iso8859_2"),
+    "cs": ("cp1250", "iso8859_2"),
+    "ru": ("cp1251", "koi8_r"),
+    "uk": ("cp1251", "koi8_u"),
+    "tr": ("cp1254",),
+}
+GENERIC_ENCODINGS = ("cp1252", "gb18030", "big5", "cp1250", "cp1253", "cp1251", "shift_jis",
+                     "euc_kr")
+NEAR_TIE = 0.02  # chaos difference under which the language's own encoding is preferred
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+class SourceReadError(ValueError):
+    """A file that cannot be used as source text; the message says why."""
+
+
+def _utf16_without_bom(raw: bytes) -> str | None:
+    """'utf-16-le' / 'utf-16-be' when NULs sit at (nearly) every odd / even byte: ASCII-heavy
+    text such as source code in UTF-16; None otherwise."""
+    sample = raw[:BINARY_SNIFF_BYTES]
+    if len(sample) < 4 or len(sample) % 2:
+        return None
+    even_nuls = sample[0::2].count(0)
+    odd_nuls = sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd_nuls >= 0.6 * half and even_nuls <= 0.05 * half:
+        return "utf-16-le"
+    if even_nuls >= 0.6 * half and odd_nuls <= 0.05 * half:
+        return "utf-16-be"
+    return None
+
+
+def _strict(raw: bytes, encoding: str) -> str:
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise SourceReadError(f"not {encoding} text (invalid byte at offset {error.start})"
+                              ) from None
+
+
+def _detect_legacy(raw: bytes, expected_language: str | None) -> tuple[str, str]:
+    from charset_normalizer import from_bytes
+
+    preferred = LANGUAGE_ENCODINGS.get(expected_language or "", ("cp1252",))
+    candidates = list(dict.fromkeys(preferred + GENERIC_ENCODINGS))
+    matches = [m for m in from_bytes(raw, cp_isolation=candidates) if m.encoding]
+    if not matches:
+        raise SourceReadError("encoding not recognised (not UTF-8, and no legacy encoding "
+                              "decodes it; pass --encoding NAME)")
+    least = min(m.chaos for m in matches)
+    rank = {name: i for i, name in enumerate(candidates)}
+    # a match stands for every encoding that decodes the bytes to the same text
+    close = [(rank.get(name, len(rank)), m.chaos, name) for m in matches
+             if m.chaos - least <= NEAR_TIE for name in (m.could_be_from_charset or [m.encoding])]
+    _, _, best = min(close)
+    return _strict(raw, best), best
+
+
+def decode_source(raw: bytes, expected_language: str | None = None, encoding: str = "auto"
+                  ) -> tuple[str, str]:
+    """(text, encoding name) of a file's bytes; `encoding` other than "auto" is used as given."""
+    if encoding != "auto":
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(f"unknown encoding {encoding!r} (--encoding)") from None
+        return _strict(raw, encoding), encoding
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            return _strict(raw, name), name
+    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        utf16 = _utf16_without_bom(raw)
+        if utf16 is None:
+            raise SourceReadError("binary file (NUL bytes)")
+        return _strict(raw, utf16), utf16
+    try:
+        return raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    return _detect_legacy(raw, expected_language)
