@@ -1,7 +1,7 @@
 """Where a target comment sits in its file, from the comment text and the models' FIM inputs.
 
 A FIM input holds the file up to the comment plus the prime (the comment's first words) as its
-prefix, laid out per model family (`corpus.fim`: `<fim_prefix>{prefix}<fim_suffix>...`,
+prefix, laid out per model family (`models.fim`: `<fim_prefix>{prefix}<fim_suffix>...`,
 CodeLlama's `<PRE> {prefix} <SUF>...`, a plain prefix). That prefix pins the comment's start
 exactly, even where the comment occurs several times with identical surroundings.
 """
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from corpus.fim import families
+from models.fim import families
 from db.formats.records import FormatError
 
 WINDOW = 200  # characters either side of an occurrence, for the fallback rule
 
 
 def _fim_prefixes(hint: str) -> list[str]:
-    """Every text that the FIM layouts of `corpus.fim` read as the prefix of `hint`.
+    """Every text that the FIM layouts of `models.fim` read as the prefix of `hint`.
 
     A separator may occur inside the code too, so each place it occurs gives a candidate; a BOS
     token or other text before the family's opening sentinel is skipped."""
@@ -68,7 +68,7 @@ def locate_comment(content: str, comment: str, hints: Iterable[str] = ()) -> tup
 
     Exactly one occurrence: its span. None: FormatError. Several: the FIM inputs in `hints`
     decide; first by their prefix (the file up to the comment plus the prime, in any layout of
-    `corpus.fim`), and only when no FIM input can be read that way, by the text around each
+    `models.fim`), and only when no FIM input can be read that way, by the text around each
     occurrence (its WINDOW characters before and after both appear in one FIM input). Still
     several or none: FormatError (ambiguous).
     """
