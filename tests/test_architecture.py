@@ -36,7 +36,7 @@ STAGE_EXCEPTIONS = {
 }
 
 MAX_LINES = 500
-# Being split by other engineers right now; the lead empties this list after merging them.
+# Modules allowed over MAX_LINES for now (empty: every module is within the limit).
 TOO_LONG_FOR_NOW: set[str] = set()
 GENERATED = ("db/migrations/versions/",)  # Alembic revisions
 
