@@ -84,7 +84,8 @@ def test_score_items_one_bad_item_never_aborts():
              ScoringItem("generation", 4, 1, "计算总价", "计算商品总价", "zh")]
     scores = score_items(ScoringConfig(metric="rouge_l").validated(), items)
     assert scores[0].f == 1.0
-    assert "empty prediction" in scores[1].error
+    assert (scores[1].f, scores[1].error, scores[1].details) == (0.0, None,
+                                                                 {"empty_prediction": True})
     assert "Thai" in scores[2].error
     assert scores[3].f == pytest.approx(2 * 1 * (4 / 6) / (1 + 4 / 6))
 
@@ -98,7 +99,7 @@ def test_run_is_stored_resumable_and_idempotent(any_scoring_db):
     config = ScoringConfig(metric="bleu", limit=4)
     first = score_configuration(config, url, progress=False)
     assert (first.selected, first.scored, first.skipped) == (4, 4, 0)
-    assert first.errors == 1 and "empty prediction" in first.error_examples[0]  # nl's "   "
+    assert first.errors == 0  # nl's "   " is an empty prediction: the metric's floor, 0
     # an interrupted run resumed: the rest is scored, the first four are skipped
     second = score_configuration(ScoringConfig(metric="bleu"), url, progress=False)
     assert second.run_id == first.run_id
@@ -114,9 +115,14 @@ def test_run_is_stored_resumable_and_idempotent(any_scoring_db):
         run = session.get(MetricRun, first.run_id)
         assert run.signature == first.signature and run.metric == "bleu"
         assert run.library_versions["sacrebleu"]
-        errors = session.execute(select(MetricScore.error).where(
-            MetricScore.error.is_not(None))).scalars().all()
-        assert len(errors) == 1
+        floors = session.execute(select(MetricScore.f, MetricScore.error).where(
+            MetricScore.details["empty_prediction"].as_boolean().is_(True))).all()
+        assert floors == [(0.0, None)]
+    from test_run_outcomes import _add_target  # an item that fails: Thai has no tokenizer here
+
+    _add_target(url, "th", "x = 1\n# สวัสดี\n", "# สวัสดี", predictions=("# สวัสดี",))
+    fourth = score_configuration(ScoringConfig(metric="bleu"), url, progress=False)
+    assert (fourth.scored, fourth.errors) == (1, 1) and "Thai" in fourth.error_examples[0]
     retried = score_configuration(ScoringConfig(metric="bleu"), url, progress=False,
                                   retry_errors=True)
     assert retried.scored == 1 and retried.errors == 1
