@@ -41,7 +41,7 @@ def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str 
             try:
                 if not isinstance(row, dict):
                     raise FormatError(f"a row must be an object, got {type(row).__name__}")
-                records = [check_record(r) for r in pairs_row_records(
+                records = [check_record(r, writer.limits) for r in pairs_row_records(
                     row, dataset=dataset, language=lang, model=model, annotator=annotator)]
             except FormatError as error:
                 problems.add(str(path), location, error.field, error.message)
