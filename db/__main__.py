@@ -11,13 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sqlalchemy.engine import make_url
+from db.engine import (add_database_argument, password_in_flag, resolve_url, session_scope,
+                       shown_url, table_counts, without_password)
 
-from db.engine import add_database_argument, resolve_url, session_scope, table_counts
-
-
-def _shown(url: str) -> str:
-    return make_url(url).render_as_string(hide_password=True)  # never print a password
+_shown = shown_url  # never print a password
 
 
 def _cmd_import(args) -> int:
@@ -198,7 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     from db.formats import FormatError
     from db.importer import ImportFailed
 
+    from sqlalchemy.exc import SQLAlchemyError
+
     args = build_parser().parse_args(argv)
+    if password_in_flag(args.db):
+        print("warning: the password in --db is visible to every user of this machine (ps); "
+              "put the URL in $NLCE_DATABASE_URL or the password in a pgpass file instead",
+              file=sys.stderr)
     try:
         return args.run(args)
     except ImportFailed as error:
@@ -206,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (AnnotationError, FormatError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except SQLAlchemyError as error:  # the server refused us, or the database is damaged
+        first = (str(getattr(error, "orig", None) or error).strip().splitlines() or [""])[0]
+        print(f"database error ({shown_url(resolve_url(args.db))}): "
+              f"{without_password(first, resolve_url(args.db))}", file=sys.stderr)
         return 2
 
 
