@@ -11,15 +11,10 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
+from db.formats.errors import FormatError
+from db.formats.text import TextLimits
+
 FORMAT_VERSION = 1
-
-
-class FormatError(ValueError):
-    """A record or row that does not fit its format; `field` names the field when known."""
-
-    def __init__(self, message: str, field: str | None = None):
-        self.field, self.message = field, message
-        super().__init__(f"field {field!r}: {message}" if field else message)
 
 
 # ------------------------------------------------------------------------------ project records
@@ -119,11 +114,9 @@ def _check_value(kind: str, value: Any, field: str) -> Any:
     return value  # json: anything JSON can hold
 
 
-def check_record(record: Any, limits=None) -> dict:
+def check_record(record: Any, limits: TextLimits | None = None) -> dict:
     """The record validated and normalised (unknown fields rejected, kinds checked, every text
     checked against `limits`, a `db.formats.text.TextLimits`; by default from the environment)."""
-    from db.formats.text import TextLimits  # text.py raises this module's FormatError
-
     limits = limits or TextLimits.from_env()
     if not isinstance(record, dict):
         raise FormatError(f"a record must be a JSON object, got {type(record).__name__}")

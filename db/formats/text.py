@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from db.formats.records import FormatError
+from db.formats.errors import FormatError
 
 MAX_TEXT_ENV, MAX_DOCUMENT_ENV = "NLCE_IMPORT_MAX_TEXT", "NLCE_IMPORT_MAX_DOCUMENT"
 DEFAULT_MAX_TEXT, DEFAULT_MAX_DOCUMENT = 10_000, 1_000_000
