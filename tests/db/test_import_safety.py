@@ -56,13 +56,13 @@ def test_unstorable_text_is_refused_naming_file_line_and_field(tmp_path, any_db_
     assert table_counts(any_db_url)["annotation"] == 0  # nothing of the import was written
 
 
-def test_nul_in_a_pairs_row_names_the_row(tmp_path, db_url, capsys):
+def test_nul_in_a_pairs_row_names_the_row_and_column(tmp_path, db_url, capsys):
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"item_id": "a", "language": "en", "model": "m",
                                 "reference": "x", "prediction": "y\x00"}) + "\n",
                     encoding="utf-8")
     assert main(["import", "--format", "pairs", str(path), "--db", db_url]) == 2
-    assert "p.jsonl, line 1, field 'raw_output': contains a NUL character" in \
+    assert "p.jsonl, line 1, field 'prediction': contains a NUL character" in \
         capsys.readouterr().err
 
 
