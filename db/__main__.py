@@ -11,23 +11,30 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sqlalchemy.engine import make_url
+from db.engine import (add_database_argument, password_in_flag, resolve_url, session_scope,
+                       shown_url, table_counts, without_password)
 
-from db.engine import add_database_argument, resolve_url, session_scope, table_counts
-
-
-def _shown(url: str) -> str:
-    return make_url(url).render_as_string(hide_password=True)  # never print a password
+_shown = shown_url  # never print a password
 
 
 def _cmd_import(args) -> int:
     from db.importer import (Problems, RecordWriter, import_jsonl, import_pairs,
                              import_parquet_export, import_release)
 
+    from db.formats.text import TextLimits
+    from db.importer.records import ACCOUNTS_CREATE, ACCOUNTS_NONE, ACCOUNTS_TRUSTED
+
     url = resolve_url(args.db)
     problems = Problems(collect=args.check)
+    accounts = (ACCOUNTS_TRUSTED if args.trust_accounts else
+                ACCOUNTS_CREATE if args.accounts else ACCOUNTS_NONE)
+    limits = TextLimits.from_env(args.max_text_chars, args.max_document_chars)
+    if accounts == ACCOUNTS_TRUSTED:
+        print("warning: --trust-accounts: accounts, roles and password hashes of new accounts "
+              "are taken from the file; use it only with a file you exported yourself",
+              file=sys.stderr)
     with session_scope(url) as session:
-        writer = RecordWriter(session, problems)
+        writer = RecordWriter(session, problems, accounts=accounts, limits=limits)
         if args.format == "jsonl":
             import_jsonl(session, args.paths, writer=writer)
         elif args.format == "parquet":
@@ -64,9 +71,13 @@ def _cmd_export(args) -> int:
     url = resolve_url(args.db)
     with session_scope(url) as session:
         writer = export_jsonl if args.format == "jsonl" else export_parquet
-        path, counts = writer(session, args.out)
+        path, counts = writer(session, args.out, args.include_password_hashes)
     print(f"exported {sum(counts.values())} records from {_shown(url)} to {path}:")
     print("  " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+    if args.include_password_hashes:
+        print(f"warning: {path} holds the accounts' password hashes: keep it as secret as the "
+              f"database (readable by you only), import it with `db import --trust-accounts`, "
+              f"then delete it", file=sys.stderr)
     return 0
 
 
@@ -135,6 +146,19 @@ def build_parser() -> argparse.ArgumentParser:
                         "mapped onto the current one (e.g. variant-gr6)")
     p.add_argument("--model", default="model",
                    help="pairs: model name of rows without a model column (default model)")
+    p.add_argument("--accounts", action="store_true",
+                   help="jsonl, parquet: create the accounts of 'annotator' records and update "
+                        "their languages, names and active flag (default: annotator records "
+                        "only refer to existing accounts). No import changes a role")
+    p.add_argument("--trust-accounts", action="store_true",
+                   help="--accounts, and take the password hashes of new accounts: for moving "
+                        "a database with a file from `export --include-password-hashes`")
+    p.add_argument("--max-text-chars", type=int, default=None, metavar="N",
+                   help="longest comment, note or name accepted (default "
+                        "$NLCE_IMPORT_MAX_TEXT or 10000)")
+    p.add_argument("--max-document-chars", type=int, default=None, metavar="N",
+                   help="longest file content, FIM input, raw output, response or pairs "
+                        "context accepted (default $NLCE_IMPORT_MAX_DOCUMENT or 1000000)")
     p.add_argument("--annotator", default="expert",
                    help="release, pairs: username the labels are stored under (default expert; "
                         "created with role expert)")
@@ -144,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser("export", help="export everything to JSONL or parquet")
     p.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
     p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--include-password-hashes", action="store_true",
+                   help="also export the accounts' password hashes, so people can sign in after "
+                        "a move (`import --trust-accounts`); the files are then secret")
     add_database_argument(p)
     p.set_defaults(run=_cmd_export)
 
@@ -165,16 +192,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from db.annotations import AnnotationError
+    from db.formats import FormatError
     from db.importer import ImportFailed
 
+    from sqlalchemy.exc import SQLAlchemyError
+
     args = build_parser().parse_args(argv)
+    if password_in_flag(args.db):
+        print("warning: the password in --db is visible to every user of this machine (ps); "
+              "put the URL in $NLCE_DATABASE_URL or the password in a pgpass file instead",
+              file=sys.stderr)
     try:
         return args.run(args)
     except ImportFailed as error:
         print(f"import failed, nothing was written: {error}", file=sys.stderr)
         return 2
-    except (AnnotationError, OSError) as error:
+    except (AnnotationError, FormatError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except SQLAlchemyError as error:  # the server refused us, or the database is damaged
+        first = (str(getattr(error, "orig", None) or error).strip().splitlines() or [""])[0]
+        print(f"database error ({shown_url(resolve_url(args.db))}): "
+              f"{without_password(first, resolve_url(args.db))}", file=sys.stderr)
         return 2
 
 

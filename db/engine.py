@@ -24,8 +24,35 @@ POOL_SIZE_ENV, POOL_OVERFLOW_ENV = "NLCE_DB_POOL_SIZE", "NLCE_DB_MAX_OVERFLOW"
 
 
 def resolve_url(url: str | None = None) -> str:
-    """The flag wins, then $NLCE_DATABASE_URL, then ./comments.db."""
+    """The flag wins, then $NLCE_DATABASE_URL, then ./comments.db. A server password belongs
+    in $NLCE_DATABASE_URL or a pgpass file (libpq reads ~/.pgpass or $PGPASSFILE for a URL
+    without one), not in a `--db` flag, which every user of the machine sees in `ps`."""
     return url or os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+
+
+def shown_url(url: str) -> str:
+    """The URL as printed: its password, if any, masked."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy can parse: show none of it
+        return "(unparsable database URL)"
+
+
+def without_password(text: str, url: str | None) -> str:
+    """`text` (an error message, say) with the URL's password, if any, masked."""
+    try:
+        password = make_url(url).password if url else None
+    except Exception:
+        return text
+    return text.replace(str(password), "***") if password else text
+
+
+def password_in_flag(url: str | None) -> bool:
+    """Whether a `--db` value holds a password (visible to every local user in `ps`)."""
+    try:
+        return bool(url) and make_url(url).password is not None
+    except Exception:
+        return False
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

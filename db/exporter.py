@@ -1,6 +1,10 @@
 """Export everything in the database as project records (db/FORMAT.md): files, targets,
-generations, annotators (never their password hashes), assignments, annotations with codes and
-history, gold labels, metric runs and scores, noise samples, judge runs, responses and verdicts.
+generations, annotators, assignments, annotations with codes and history, gold labels, metric
+runs and scores, noise samples, judge runs, responses and verdicts, with the times labels were
+made. Password hashes only on request (a trusted migration); sign-in sessions never.
+
+Files are written under a fresh random name in the target folder (created exclusively, so a
+link planted there is never followed) and renamed into place; a failed export leaves no part.
 
 `export_records` yields plain dicts in dependency order, so `db.importer` reads them back; the
 files are one JSONL file, or one parquet table per record type.
@@ -8,9 +12,11 @@ files are one JSONL file, or one parquet table per record type.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from sqlalchemy import select
 from sqlmodel import Session
@@ -25,8 +31,13 @@ def _by_id(session: Session, model) -> list:
     return list(session.execute(select(model).order_by(model.id)).scalars())
 
 
-def export_records(session: Session) -> Iterator[dict]:
-    """Every row of the database as a project record, in dependency order."""
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def export_records(session: Session, include_password_hashes: bool = False) -> Iterator[dict]:
+    """Every row of the database as a project record, in dependency order. Password hashes
+    only with `include_password_hashes` (the file is then as secret as the database)."""
     datasets = {d.id: d for d in _by_id(session, m.Dataset)}
     for d in datasets.values():
         yield {"type": "dataset", "name": d.name, "description": d.description}
@@ -60,13 +71,18 @@ def export_records(session: Session) -> Iterator[dict]:
     annotators = {}
     for a in _by_id(session, m.Annotator):
         annotators[a.id] = a.username
-        yield {"type": "annotator", "username": a.username, "role": a.role,
-               "languages": list(a.languages or []), "display_name": a.display_name,
-               "interface_language": a.interface_language, "active": bool(a.active)}
+        record = {"type": "annotator", "username": a.username, "role": a.role,
+                  "languages": list(a.languages or []), "display_name": a.display_name,
+                  "interface_language": a.interface_language, "active": bool(a.active),
+                  "created_at": _iso(a.created_at)}
+        if include_password_hashes:  # the key always, so every parquet row has the column
+            record["password_hash"] = a.password_hash
+        yield record
 
     for s in _by_id(session, m.Assignment):
         yield {"type": "assignment", **generations[s.generation_id],
-               "annotator": annotators[s.annotator_id], "position": s.position}
+               "annotator": annotators[s.annotator_id], "position": s.position,
+               "created_at": _iso(s.created_at)}
 
     codes = defaultdict(list)
     for annotation_id, code in session.execute(
@@ -80,12 +96,13 @@ def export_records(session: Session) -> Iterator[dict]:
         history[e.annotation_id].append({
             "revision": e.revision, "accuracy": e.accuracy, "codes": list(e.codes or []),
             "note": e.note, "seconds_spent": e.seconds_spent, "status": e.status,
-            "created_at": e.created_at.isoformat() if e.created_at else None})
+            "created_at": _iso(e.created_at)})
     for a in _by_id(session, m.Annotation):
         yield {"type": "annotation", **generations[a.generation_id],
                "annotator": annotators[a.annotator_id], "accuracy": a.accuracy,
                "codes": codes[a.id], "note": a.note, "seconds_spent": a.seconds_spent,
-               "status": a.status, "revision": a.revision, "history": history[a.id]}
+               "status": a.status, "revision": a.revision, "history": history[a.id],
+               "created_at": _iso(a.created_at), "updated_at": _iso(a.updated_at)}
 
     gold_codes = defaultdict(list)
     for gold_id, code in session.execute(
@@ -95,7 +112,7 @@ def export_records(session: Session) -> Iterator[dict]:
     for g in _by_id(session, m.GoldLabel):
         yield {"type": "gold_label", **generations[g.generation_id],
                "adjudicator": annotators[g.adjudicator_id], "accuracy": g.accuracy,
-               "codes": gold_codes[g.id], "note": g.note}
+               "codes": gold_codes[g.id], "note": g.note, "created_at": _iso(g.created_at)}
 
     metric_runs = {}
     for r in _by_id(session, m.MetricRun):
@@ -143,17 +160,33 @@ def export_records(session: Session) -> Iterator[dict]:
                "position": v.position}
 
 
-def export_jsonl(session: Session, out_dir: str | Path) -> tuple[Path, dict[str, int]]:
+def _write_atomically(path: Path, write: Callable) -> None:
+    """`write(handle)` into a fresh file of the target folder (O_EXCL: a name planted there,
+    link or not, is never opened), then renamed over `path`; on any error the part is removed."""
+    descriptor, part = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                        suffix=".part")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            write(handle)
+        os.replace(part, path)  # a finished file or none, never half of one
+    except BaseException:
+        Path(part).unlink(missing_ok=True)
+        raise
+
+
+def export_jsonl(session: Session, out_dir: str | Path, include_password_hashes: bool = False
+                 ) -> tuple[Path, dict[str, int]]:
     """Write `<out_dir>/export.jsonl`; returns its path and the count per record type."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path, counts = out_dir / JSONL_NAME, {}
-    tmp = path.with_suffix(".jsonl.part")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for record in export_records(session):
+
+    def write(handle) -> None:
+        for record in export_records(session, include_password_hashes):
             counts[record["type"]] = counts.get(record["type"], 0) + 1
-            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
-    tmp.replace(path)  # a finished file or none, never half of one
+            handle.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    _write_atomically(path, write)
     return path, counts
 
 
@@ -161,7 +194,8 @@ def _json_columns(kind: str) -> set[str]:
     return {f for f, k in RECORD_FIELDS[kind].items() if k.rstrip("!?") == "json"}
 
 
-def export_parquet(session: Session, out_dir: str | Path) -> tuple[Path, dict[str, int]]:
+def export_parquet(session: Session, out_dir: str | Path, include_password_hashes: bool = False
+                   ) -> tuple[Path, dict[str, int]]:
     """Write `<out_dir>/<type>.parquet` per record type present. Free-form JSON fields (params,
     details, history, judge codes, ...) are stored as JSON text columns."""
     import pyarrow as pa
@@ -170,7 +204,7 @@ def export_parquet(session: Session, out_dir: str | Path) -> tuple[Path, dict[st
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows: dict[str, list[dict]] = defaultdict(list)
-    for record in export_records(session):
+    for record in export_records(session, include_password_hashes):
         kind = record.pop("type")
         as_json = _json_columns(kind)
         rows[kind].append({k: (json.dumps(v, ensure_ascii=False) if k in as_json and v is not None
@@ -182,6 +216,7 @@ def export_parquet(session: Session, out_dir: str | Path) -> tuple[Path, dict[st
         table = pa.Table.from_pylist(rows[kind])
         table = table.replace_schema_metadata({"nlce_format_version": str(FORMAT_VERSION),
                                                "nlce_record_type": kind})
-        pq.write_table(table, out_dir / f"{kind}.parquet")
+        _write_atomically(out_dir / f"{kind}.parquet",
+                          lambda handle, table=table: pq.write_table(table, handle))
         counts[kind] = len(rows[kind])
     return out_dir, counts

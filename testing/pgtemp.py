@@ -48,18 +48,21 @@ def _free_port() -> int:
 class TemporaryPostgres:
     """A running server; `url(database)` gives a SQLAlchemy URL, `create_database()` a fresh one."""
 
-    def __init__(self, datadir: Path, port: int, bindir: Path, run_as: str | None):
+    def __init__(self, datadir: Path, port: int, bindir: Path, run_as: str | None,
+                 password: str | None = None):
         self.datadir, self.port, self.bindir, self.run_as = datadir, port, bindir, run_as
+        self.password = password  # None: trust auth; else scram-sha-256 with this password
 
     def url(self, database: str = "postgres") -> str:
+        """The URL without a password (pass it by a pgpass file or `self.password`)."""
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, name: str | None = None) -> str:
         import psycopg
 
         name = name or f"t_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={SUPERUSER} dbname=postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(host="127.0.0.1", port=self.port, user=SUPERUSER, dbname="postgres",
+                             password=self.password, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
@@ -72,8 +75,16 @@ class TemporaryPostgres:
         options = (f"-p {self.port} -k {self.datadir} -c listen_addresses=127.0.0.1 "
                    "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
                    "-c max_connections=200")
+        auth = ["--auth=trust"]
+        if self.password is not None:  # initdb reads the superuser's password from a file
+            pwfile = self.datadir.parent / "pwfile"
+            pwfile.write_text(self.password + "\n", encoding="utf-8")
+            if self.run_as:
+                user = pwd.getpwnam(self.run_as)
+                os.chown(pwfile, user.pw_uid, user.pw_gid)
+            auth = ["--auth=scram-sha-256", f"--pwfile={pwfile}"]
         self._run(str(self.bindir / "initdb"), "-D", str(self.datadir), "-U", SUPERUSER,
-                  "--auth=trust", "-E", "UTF8", "--no-locale")
+                  *auth, "-E", "UTF8", "--no-locale")
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-o", options,
                   "-l", str(self.datadir / "server.log"), "-w", "-t", "60", "start")
 
@@ -83,7 +94,8 @@ class TemporaryPostgres:
 
 
 @contextmanager
-def temporary_postgres() -> Iterator[TemporaryPostgres]:
+def temporary_postgres(password: str | None = None) -> Iterator[TemporaryPostgres]:
+    """A server for the duration of the block; with `password`, it asks for it (scram)."""
     bindir = find_pg_bindir()
     parent = Path(tempfile.mkdtemp(prefix="nlce-pg-"))
     datadir = parent / "data"
@@ -92,7 +104,7 @@ def temporary_postgres() -> Iterator[TemporaryPostgres]:
         run_as = "postgres"
         user = pwd.getpwnam(run_as)
         os.chown(parent, user.pw_uid, user.pw_gid)
-    server = TemporaryPostgres(datadir, _free_port(), bindir, run_as)
+    server = TemporaryPostgres(datadir, _free_port(), bindir, run_as, password)
     try:
         server.start()
         yield server

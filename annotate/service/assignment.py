@@ -14,6 +14,7 @@ from annotate.service.accounts import Operator, _check_languages, all_annotators
 from annotate.service.errors import AnnotateError
 from annotate.service.queue import Progress
 from db import models as m
+from db.targets import TARGET_LANGUAGE, with_source
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,11 @@ def assign(session: Session, *, acting: int | Operator, annotator_ids: Sequence[
     if not people:
         raise AnnotateError("no annotators to assign to (accounts need at least one language)")
     langs = _check_languages(languages) if languages else None
-    stmt = (select(m.Generation.id, m.SourceFile.natural_language, m.Generation.model)
-            .join(m.Target, m.Target.id == m.Generation.target_id)
-            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
-            .order_by(m.Generation.id))
+    stmt = with_source(select(m.Generation.id, TARGET_LANGUAGE, m.Generation.model)
+                       .join(m.Target, m.Target.id == m.Generation.target_id)
+                       ).order_by(m.Generation.id)
     if langs:
-        stmt = stmt.where(m.SourceFile.natural_language.in_(langs))
+        stmt = stmt.where(TARGET_LANGUAGE.in_(langs))
     if models:
         stmt = stmt.where(m.Generation.model.in_(list(models)))
     items = [ItemRef(*row) for row in session.exec(stmt).all()]
@@ -129,16 +129,15 @@ def team_progress(session: Session, *, acting: int | Operator) -> list[dict]:
     and the median seconds per finished item. One aggregate query, whatever the queue sizes.
     A lead action."""
     require_role(session, acting, "see the team's progress")
-    stmt = (select(m.Annotator.username, m.Annotator.role, m.SourceFile.natural_language,
-                   m.Annotation.status, func.count())
-            .select_from(m.Assignment)
-            .join(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
-            .join(m.Generation, m.Generation.id == m.Assignment.generation_id)
-            .join(m.Target, m.Target.id == m.Generation.target_id)
-            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+    stmt = (with_source(select(m.Annotator.username, m.Annotator.role, TARGET_LANGUAGE,
+                               m.Annotation.status, func.count())
+                        .select_from(m.Assignment)
+                        .join(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
+                        .join(m.Generation, m.Generation.id == m.Assignment.generation_id)
+                        .join(m.Target, m.Target.id == m.Generation.target_id))
             .outerjoin(m.Annotation, and_(m.Annotation.generation_id == m.Assignment.generation_id,
                                           m.Annotation.annotator_id == m.Assignment.annotator_id))
-            .group_by(m.Annotator.username, m.Annotator.role, m.SourceFile.natural_language,
+            .group_by(m.Annotator.username, m.Annotator.role, TARGET_LANGUAGE,
                       m.Annotation.status))
     counts: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
     for user, role, lang, status, n in session.exec(stmt).all():

@@ -41,6 +41,9 @@ class ItemView:
     predicted_comment: str
     raw_output: str
     own: OwnLabel = field(default_factory=OwnLabel)
+    is_pairs: bool = False  # a pairs item: no source file; `context` (if any) is shown instead
+    context: str = ""
+    model_wrote_nothing: bool = False  # `Generation.is_empty`: shown as such, not as a diff
 
 
 def _require_generation(session: Session, generation_id: int) -> m.Generation:
@@ -78,15 +81,22 @@ def load_item(session: Session, generation_id: int, annotator_id: int) -> ItemVi
     generation = _require_generation(session, generation_id)
     _require_assignment(session, generation_id, annotator_id)
     target = session.get(m.Target, generation.target_id)
-    source = session.get(m.SourceFile, target.source_file_id)
+    source = (session.get(m.SourceFile, target.source_file_id)
+              if target.source_file_id is not None else None)
+    in_file = {} if source is None else dict(
+        language=source.natural_language, programming_language=source.programming_language or "",
+        path=source.path or "", content=source.content or "", span_start=target.span_start,
+        span_end=target.span_end)
+    pairs_item = dict(language=target.natural_language or "", programming_language="",
+                      path=target.external_id or "", content="", span_start=0, span_end=0)
     return ItemView(
-        generation_id=generation.id, language=source.natural_language,
-        programming_language=source.programming_language or "", path=source.path or "",
-        model=generation.model, content=source.content or "", span_start=target.span_start,
-        span_end=target.span_end, original_comment=target.original_comment or "",
+        generation_id=generation.id, model=generation.model,
+        original_comment=target.original_comment or "",
         predicted_comment=generation.predicted_comment or "",
         raw_output=generation.raw_output or "",
-        own=own_label(session, generation_id, annotator_id))
+        own=own_label(session, generation_id, annotator_id),
+        is_pairs=source is None, context=(target.context or "") if source is None else "",
+        model_wrote_nothing=generation.is_empty, **(in_file or pairs_item))
 
 
 def own_history(session: Session, generation_id: int, annotator_id: int) -> list[dict]:

@@ -11,6 +11,7 @@ from sqlmodel import Session
 
 from annotate.service.errors import AuthError
 from db import models as m
+from db.targets import TARGET_LANGUAGE, with_source
 
 
 @dataclass(frozen=True)
@@ -42,15 +43,14 @@ def queue_for(session: Session, annotator_id: int, *, language: str | None = Non
     if language and language not in (annotator.languages or ()):
         return []
     stmt = (
-        select(m.Assignment.generation_id, m.Assignment.position, m.SourceFile.natural_language,
-               m.Generation.model, m.Annotation.status, m.Annotation.accuracy)
-        .join(m.Generation, m.Generation.id == m.Assignment.generation_id)
-        .join(m.Target, m.Target.id == m.Generation.target_id)
-        .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+        with_source(
+            select(m.Assignment.generation_id, m.Assignment.position, TARGET_LANGUAGE,
+                   m.Generation.model, m.Annotation.status, m.Annotation.accuracy)
+            .join(m.Generation, m.Generation.id == m.Assignment.generation_id)
+            .join(m.Target, m.Target.id == m.Generation.target_id))
         .outerjoin(m.Annotation, and_(m.Annotation.generation_id == m.Assignment.generation_id,
                                       m.Annotation.annotator_id == m.Assignment.annotator_id))
-        .where(m.Assignment.annotator_id == annotator_id,
-               m.SourceFile.natural_language.in_(langs))
+        .where(m.Assignment.annotator_id == annotator_id, TARGET_LANGUAGE.in_(langs))
         .order_by(m.Assignment.position, m.Assignment.generation_id)
     )
     return [QueueEntry(*row) for row in session.exec(stmt).all()]

@@ -14,6 +14,7 @@ from annotate.service.accounts import Operator, require_role
 from annotate.service.errors import LabelError
 from annotate.service.labelling import _require_generation, validate_codes
 from db import models as m
+from db.targets import TARGET_LANGUAGE, with_source
 from db.annotations import AnnotationError, save_gold_label
 from taxonomy import AccuracyLabel, TaxonomyError
 
@@ -33,17 +34,16 @@ def finished_labels(session: Session, *, acting: int | Operator, language: str |
                     ) -> list[HumanLabel]:
     """Every finished label (status done, accuracy set), for the lead's pages only."""
     require_role(session, acting, "read everyone's labels")
-    stmt = (select(m.Annotation.id, m.Annotation.generation_id, m.SourceFile.natural_language,
-                   m.Generation.model, m.Annotator.username, m.Annotation.accuracy,
-                   m.Annotation.note)
-            .join(m.Generation, m.Generation.id == m.Annotation.generation_id)
-            .join(m.Target, m.Target.id == m.Generation.target_id)
-            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+    stmt = (with_source(select(m.Annotation.id, m.Annotation.generation_id, TARGET_LANGUAGE,
+                               m.Generation.model, m.Annotator.username, m.Annotation.accuracy,
+                               m.Annotation.note)
+                        .join(m.Generation, m.Generation.id == m.Annotation.generation_id)
+                        .join(m.Target, m.Target.id == m.Generation.target_id))
             .join(m.Annotator, m.Annotator.id == m.Annotation.annotator_id)
             .where(m.Annotation.status == "done", m.Annotation.accuracy.is_not(None))
             .order_by(m.Annotation.generation_id, m.Annotator.username))
     if language:
-        stmt = stmt.where(m.SourceFile.natural_language == language)
+        stmt = stmt.where(TARGET_LANGUAGE == language)
     rows = session.exec(stmt).all()
     codes: dict[int, list[str]] = defaultdict(list)
     ids = [r[0] for r in rows]

@@ -199,8 +199,17 @@ def _header(queue, index, view, progress) -> None:
 
 
 def _code_column(view: service.ItemView) -> None:
-    st.html(code_html(view.content, view.span_start, view.span_end,
-                      programming_language=view.programming_language, path=view.path))
+    if not view.is_pairs:
+        st.html(code_html(view.content, view.span_start, view.span_end,
+                          programming_language=view.programming_language, path=view.path))
+    elif view.context:  # a pairs item shows its own context, when it has one
+        st.html('<div class="nlce-context"><div class="nlce-diff-head">Context</div>'
+                f"<pre>{html.escape(view.context)}</pre></div>")
+    if view.model_wrote_nothing:  # a real outcome to label, not an empty diff
+        st.html('<div class="nlce-empty-output"><b>The model wrote nothing.</b></div>'
+                '<div class="nlce-diff-side"><div class="nlce-diff-head">Original comment'
+                f"</div><pre>{html.escape(view.original_comment)}</pre></div>")
+        return
     st.html(diff_html(view.original_comment, view.predicted_comment,
                       original_label="Original comment", predicted_label="Predicted comment"))
     overflow = output_overflow(view.raw_output, view.predicted_comment)

@@ -8,23 +8,19 @@ file and line/row.
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from typing import Any
 
+from db.formats.errors import FormatError
+from db.formats.text import TextLimits
+
 FORMAT_VERSION = 1
-
-
-class FormatError(ValueError):
-    """A record or row that does not fit its format; `field` names the field when known."""
-
-    def __init__(self, message: str, field: str | None = None):
-        self.field, self.message = field, message
-        super().__init__(f"field {field!r}: {message}" if field else message)
 
 
 # ------------------------------------------------------------------------------ project records
 
 # Field kinds: str, int, float, bool, json (any JSON value), strlist (list of strings),
-# span ([start, end], end exclusive). Suffix "!" = required, "?" = may be null.
+# span ([start, end], end exclusive), time (ISO 8601, UTC when it names no zone). Suffix "!" = required, "?" = may be null.
 # A target is a comment of a file (repo + path + span) or a pairs item of a dataset (item).
 _TARGET_REF = {"dataset": "str!", "repo": "str", "path": "str", "span": "span", "item": "str"}
 _GENERATION_REF = {**_TARGET_REF, "model": "str!"}
@@ -42,13 +38,15 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
                    "predicted_comment": "str", "backend": "str", "params": "json"},
     "annotator": {"username": "str!", "role": "str", "languages": "strlist",
                   "display_name": "str", "interface_language": "str", "password_hash": "str?",
-                  "active": "bool"},
-    "assignment": {**_GENERATION_REF, "annotator": "str!", "position": "int"},
+                  "active": "bool", "created_at": "time?"},
+    "assignment": {**_GENERATION_REF, "annotator": "str!", "position": "int",
+                   "created_at": "time?"},
     "annotation": {**_GENERATION_REF, "annotator": "str!", "accuracy": "str?",
                    "codes": "strlist", "note": "str", "seconds_spent": "float", "status": "str",
-                   "revision": "int", "history": "json"},
+                   "revision": "int", "history": "json", "created_at": "time?",
+                   "updated_at": "time?"},
     "gold_label": {**_GENERATION_REF, "adjudicator": "str!", "accuracy": "str!",
-                   "codes": "strlist", "note": "str"},
+                   "codes": "strlist", "note": "str", "created_at": "time?"},
     "metric_run": {"signature": "str!", "metric": "str!", "model": "str", "layer": "int?",
                    "tokenizer": "str", "context": "str", "noise": "str", "seed": "int?",
                    "params": "json", "library_versions": "json"},
@@ -100,6 +98,12 @@ def _check_value(kind: str, value: Any, field: str) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise FormatError(f"expected a list of strings, got {value!r:.60}", field)
         return list(value)
+    if base == "time":
+        try:
+            datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise FormatError(f"expected an ISO 8601 time, got {value!r:.60}", field) from None
+        return value
     if base == "span":
         if (not isinstance(value, (list, tuple)) or len(value) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
@@ -110,8 +114,10 @@ def _check_value(kind: str, value: Any, field: str) -> Any:
     return value  # json: anything JSON can hold
 
 
-def check_record(record: Any) -> dict:
-    """The record validated and normalised (unknown fields rejected, kinds checked)."""
+def check_record(record: Any, limits: TextLimits | None = None) -> dict:
+    """The record validated and normalised (unknown fields rejected, kinds checked, every text
+    checked against `limits`, a `db.formats.text.TextLimits`; by default from the environment)."""
+    limits = limits or TextLimits.from_env()
     if not isinstance(record, dict):
         raise FormatError(f"a record must be a JSON object, got {type(record).__name__}")
     kind = record.get("type")
@@ -130,6 +136,11 @@ def check_record(record: Any) -> dict:
                 raise FormatError(f"missing (required in a {kind} record)", field)
             continue
         out[field] = _check_value(field_kind, record[field], field)
+        _check_text(limits, field_kind, out[field], field)
+    if kind == "annotation" and isinstance(out.get("history"), list):
+        for i, past in enumerate(out["history"]):  # earlier notes: the same limit as a note
+            if isinstance(past, dict) and isinstance(past.get("note"), str):
+                limits.check(past["note"], f"history[{i}].note")
     if kind in _REF_KINDS:
         _check_target_ref(kind, out)
     if kind == "metric_score":
@@ -141,6 +152,17 @@ def check_record(record: Any) -> dict:
                               and {"kind", "tokenizer", "seed"} <= set(out["noise"])):
             raise FormatError("expected {\"kind\", \"tokenizer\", \"seed\"}", "noise")
     return out
+
+
+def _check_text(limits, field_kind: str, value: Any, field: str) -> None:
+    base = field_kind.rstrip("!?")
+    if base == "str" and value is not None:
+        limits.check(value, field)
+    elif base == "strlist":
+        for i, item in enumerate(value):
+            limits.check(item, f"{field}[{i}]")
+    elif base == "json":
+        limits.check_json(value, field)
 
 
 def _check_target_ref(kind: str, out: dict) -> None:

@@ -15,6 +15,11 @@ from db.importer.records import RecordWriter
 from db.importer.sources import Unreadable, counted_rows, read_table, table_files
 
 
+# a field of the records a pairs row becomes -> the column of the file it came from
+_COLUMN_OF = {"original_comment": "reference", "raw_output": "prediction",
+              "predicted_comment": "prediction", "item": "item_id", "natural_language": "language"}
+
+
 def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str = "pairs",
                  lang: str | None = None, model: str = "model", annotator: str = "expert",
                  writer: RecordWriter | None = None, problems: Problems | None = None
@@ -41,10 +46,16 @@ def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str 
             try:
                 if not isinstance(row, dict):
                     raise FormatError(f"a row must be an object, got {type(row).__name__}")
-                records = [check_record(r) for r in pairs_row_records(
-                    row, dataset=dataset, language=lang, model=model, annotator=annotator)]
+                records = pairs_row_records(row, dataset=dataset, language=lang, model=model,
+                                            annotator=annotator)
             except FormatError as error:
                 problems.add(str(path), location, error.field, error.message)
+                continue
+            try:
+                records = [check_record(r, writer.limits) for r in records]
+            except FormatError as error:  # name the file's column, not the record's field
+                problems.add(str(path), location, _COLUMN_OF.get(error.field, error.field),
+                             error.message)
                 continue
             bulk.add(str(path), location, records)
     bulk.flush()

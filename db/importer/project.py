@@ -10,7 +10,7 @@ from tqdm import tqdm
 from db.annotations import AnnotationError
 from db.formats import FormatError, check_record
 from db.importer.errors import ImportStats, Problems, Reject
-from db.importer.records import RecordWriter
+from db.importer.records import ACCOUNTS_NONE, RecordWriter
 from db.importer.sources import Located, Unreadable, read_jsonl, read_parquet_export
 
 
@@ -25,7 +25,8 @@ def write_all(writer: RecordWriter, source: str, items: Iterable[Located],
             writer.problems.add(source, location, None, item.message)
             continue
         try:
-            records = [check_record(r) for r in (convert(item) if convert else [item])]
+            records = [check_record(r, writer.limits)
+                       for r in (convert(item) if convert else [item])]
             if collect:
                 with writer.session.begin_nested():
                     for record in records:
@@ -44,20 +45,21 @@ def write_all(writer: RecordWriter, source: str, items: Iterable[Located],
 
 
 def import_jsonl(session: Session, paths: Iterable[str | Path],
-                 writer: RecordWriter | None = None, problems: Problems | None = None
-                 ) -> ImportStats:
-    """Import project JSONL files (see db/FORMAT.md) into the session's transaction."""
-    writer = writer or RecordWriter(session, problems)
+                 writer: RecordWriter | None = None, problems: Problems | None = None,
+                 accounts: str = ACCOUNTS_NONE) -> ImportStats:
+    """Import project JSONL files (see db/FORMAT.md) into the session's transaction.
+    `accounts`: what annotator records may do (`db.importer.records.ACCOUNT_POLICIES`)."""
+    writer = writer or RecordWriter(session, problems, accounts=accounts)
     for path in map(Path, paths):
         write_all(writer, str(path), read_jsonl(path))
     return writer.stats
 
 
 def import_parquet_export(session: Session, folder: str | Path,
-                          writer: RecordWriter | None = None, problems: Problems | None = None
-                          ) -> ImportStats:
+                          writer: RecordWriter | None = None, problems: Problems | None = None,
+                          accounts: str = ACCOUNTS_NONE) -> ImportStats:
     """Import a folder written by `export --format parquet`."""
-    writer = writer or RecordWriter(session, problems)
+    writer = writer or RecordWriter(session, problems, accounts=accounts)
     for source, located in read_parquet_export(Path(folder)):
         write_all(writer, source, [located])
     return writer.stats

@@ -5,15 +5,17 @@ Labels go through `db.annotations.save_annotation`, one save per label with its 
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import null, select
+from sqlalchemy import null, select, update
 from sqlmodel import Session
 
 from db import models as m
 from db.annotations import (AnnotationError, annotation_codes, check_label, get_annotation,
                             gold_label_codes, save_annotation, save_gold_label)
 from db.formats import FormatError, check_language, locate_comment, sha256_text
+from db.formats.text import TextLimits
 from db.importer.errors import ImportStats, Problems, Reject
 from db.importer.results import ResultWriters
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
@@ -24,11 +26,35 @@ def _differs(row, values: dict) -> bool:
     return any(getattr(row, k) != v for k, v in values.items())
 
 
+# What an import may do to accounts (`annotator` records): `ACCOUNTS_NONE` only refers to
+# existing ones; `ACCOUNTS_CREATE` (`db import --accounts`) creates new ones and updates their
+# languages, names and active flag; `ACCOUNTS_TRUSTED` (`--trust-accounts`) also takes password
+# hashes. No import changes the role of an existing account: that is done on the Team page.
+ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED = "none", "create", "trusted"
+ACCOUNT_POLICIES = (ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED)
+
+
+def _time(value, field_name: str) -> datetime | None:
+    """An exported ISO 8601 time (UTC when it names no zone), or None."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise Reject(f"expected an ISO 8601 time, got {value!r:.60}", field_name) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 class RecordWriter(ResultWriters):
     """Writes validated project records into one session, resolving natural keys."""
 
-    def __init__(self, session: Session, problems: Problems | None = None):
+    def __init__(self, session: Session, problems: Problems | None = None, *,
+                 accounts: str = ACCOUNTS_NONE, limits: TextLimits | None = None):
+        if accounts not in ACCOUNT_POLICIES:
+            raise ValueError(f"accounts must be one of {ACCOUNT_POLICIES}, got {accounts!r}")
         self.session = session
+        self.accounts = accounts
+        self.limits = limits or TextLimits.from_env()
         self.stats = ImportStats()
         self.problems = problems if problems is not None else Problems()
         self._datasets: dict[str, int] = {}
@@ -139,8 +165,10 @@ class RecordWriter(ResultWriters):
         left as it is (role, languages, password) if it exists."""
         try:
             return self.annotator_id(username, "annotator")
-        except Reject:
-            self.write({"type": "annotator", "username": username, "role": role})
+        except Reject:  # named by a flag of the import, so its creation is explicit
+            outcome = self._write_annotator({"type": "annotator", "username": username,
+                                             "role": role}, policy=ACCOUNTS_CREATE)
+            self.stats.add("annotator", outcome)
             return self._annotators[username]
 
     def _run_id(self, cache: dict, model, signature: str) -> int:
@@ -251,14 +279,28 @@ class RecordWriter(ResultWriters):
         self._generations[(target_id, rec["model"])] = row.id
         return outcome
 
-    def _write_annotator(self, rec):
+    def _write_annotator(self, rec, policy: str | None = None):
+        policy = policy or self.accounts
+        username = rec["username"]
         role = rec.get("role", "annotator")
         if role not in m.ANNOTATOR_ROLES:
             raise Reject(f"unknown role {role!r}; expected one of {', '.join(m.ANNOTATOR_ROLES)}",
                           "role")
         existing = self.session.execute(select(m.Annotator).where(
-            m.Annotator.username == rec["username"])).scalars().first()
-        values = {"role": role}
+            m.Annotator.username == username)).scalars().first()
+        if rec.get("password_hash") and policy != ACCOUNTS_TRUSTED:
+            raise Reject("password hashes are imported only with --trust-accounts (a trusted "
+                         "migration)", "password_hash")
+        if existing is None and policy == ACCOUNTS_NONE:
+            raise Reject(f"account {username!r} does not exist; an import creates accounts only "
+                         f"with --accounts", "username")
+        if existing is not None and "role" in rec and existing.role != role:
+            raise Reject(f"account {username!r} has role {existing.role!r}; an import never "
+                         f"changes a role (a lead changes it on the Team page)", "role")
+        if existing is not None and policy == ACCOUNTS_NONE:
+            self._annotators[username] = existing.id  # referred to, left as it is
+            return "unchanged"
+        values = {} if existing is not None else {"role": role}
         for name in ("languages", "display_name", "interface_language", "active"):
             if name in rec:
                 values[name] = rec[name]
@@ -270,16 +312,22 @@ class RecordWriter(ResultWriters):
         if rec.get("password_hash") and (existing is None or not existing.password_hash):
             values["password_hash"] = rec["password_hash"]  # never replaces a set password
         if existing is None and "display_name" not in values:
-            values["display_name"] = rec["username"]
-        row, outcome = self._upsert(m.Annotator, {"username": rec["username"]}, values)
-        self._annotators[rec["username"]] = row.id
+            values["display_name"] = username
+        if existing is None and rec.get("created_at") is not None:
+            values["created_at"] = _time(rec["created_at"], "created_at")
+        row, outcome = self._upsert(m.Annotator, {"username": username}, values)
+        self._annotators[username] = row.id
         return outcome
 
     def _write_assignment(self, rec):
         key = {"generation_id": self.generation_id(rec),
                "annotator_id": self.annotator_id(rec["annotator"], "annotator")}
         values = {"position": rec["position"]} if "position" in rec else {}
-        return self._upsert(m.Assignment, key, values)[1]
+        row, outcome = self._upsert(m.Assignment, key, values)
+        if outcome == "created" and rec.get("created_at") is not None:
+            row.created_at = _time(rec["created_at"], "created_at")
+            self.session.flush()
+        return outcome
 
     def _label(self, rec: dict, prefix: str = "") -> dict:
         status = rec.get("status", "done")
@@ -300,6 +348,7 @@ class RecordWriter(ResultWriters):
         label = self._label(rec)
         existing = get_annotation(self.session, generation_id, annotator_id)
         outcome = "updated" if existing is not None else "created"
+        event_times: dict[int, datetime | None] = {}  # revision -> when it was saved
         if existing is None and rec.get("history"):
             history = rec["history"]
             if not isinstance(history, list):
@@ -308,19 +357,45 @@ class RecordWriter(ResultWriters):
                 if not isinstance(event, dict):
                     raise Reject(f"entry {i} is not an object", "history")
                 past = self._label(event, prefix=f"history[{i}].")
-                save_annotation(self.session, generation_id=generation_id,
-                                annotator_id=annotator_id, **past)
+                saved = save_annotation(self.session, generation_id=generation_id,
+                                        annotator_id=annotator_id, **past)
+                event_times[saved.revision] = _time(event.get("created_at"),
+                                                    f"history[{i}].created_at")
             existing = get_annotation(self.session, generation_id, annotator_id)
-        if existing is not None:
-            current = {"accuracy": existing.accuracy,
-                       "codes": sorted(annotation_codes(self.session, existing.id)),
-                       "note": existing.note, "seconds_spent": existing.seconds_spent,
-                       "status": existing.status}
-            if current == {**label, "codes": sorted(label["codes"])}:
-                return outcome if outcome == "created" else "unchanged"
-        save_annotation(self.session, generation_id=generation_id, annotator_id=annotator_id,
-                        **label)
-        return outcome
+        unchanged = existing is not None and {
+            "accuracy": existing.accuracy, "codes": sorted(annotation_codes(self.session,
+                                                                            existing.id)),
+            "note": existing.note, "seconds_spent": existing.seconds_spent,
+            "status": existing.status} == {**label, "codes": sorted(label["codes"])}
+        if not unchanged:
+            saved = save_annotation(self.session, generation_id=generation_id,
+                                    annotator_id=annotator_id, **label)
+            event_times[saved.revision] = _time(rec.get("updated_at"), "updated_at")
+        if outcome == "created":
+            self._keep_times(generation_id, annotator_id, rec, event_times)
+        return outcome if outcome == "created" or not unchanged else "unchanged"
+
+    def _keep_times(self, generation_id: int, annotator_id: int, rec: dict,
+                    event_times: dict[int, datetime | None]) -> None:
+        """A label new to this database keeps the times it was made (a move keeps history)."""
+        annotation = get_annotation(self.session, generation_id, annotator_id)
+        for revision, moment in event_times.items():
+            if moment is not None:
+                self.session.execute(
+                    update(m.AnnotationEvent)
+                    .where(m.AnnotationEvent.annotation_id == annotation.id,
+                           m.AnnotationEvent.revision == revision)
+                    .values(created_at=moment).execution_options(synchronize_session=False))
+        times = {name: _time(rec.get(name), name) for name in ("created_at", "updated_at")}
+        if times["created_at"] is None and event_times:
+            times["created_at"] = event_times[min(event_times)]
+        if times["updated_at"] is None and event_times:
+            times["updated_at"] = event_times[max(event_times)]
+        times = {name: moment for name, moment in times.items() if moment is not None}
+        if times:
+            self.session.execute(update(m.Annotation).where(m.Annotation.id == annotation.id)
+                                 .values(**times).execution_options(synchronize_session=False))
+            self.session.expire(annotation)
 
     def _write_gold_label(self, rec):
         generation_id = self.generation_id(rec)
@@ -339,4 +414,9 @@ class RecordWriter(ResultWriters):
                             codes=label["codes"], note=label["note"])
         except AnnotationError as error:
             raise Reject(str(error), "adjudicator") from None
+        if rec.get("created_at") is not None:
+            self.session.execute(update(m.GoldLabel)
+                                 .where(m.GoldLabel.generation_id == generation_id)
+                                 .values(created_at=_time(rec["created_at"], "created_at"))
+                                 .execution_options(synchronize_session=False))
         return "created" if existing is None else "updated"

@@ -105,7 +105,7 @@ def import_release(session: Session, paths: Iterable[str | Path], *, lang: str |
                 problems.add(str(path), location, None, row.message)
                 continue
             try:
-                records = [check_record(r) for r in convert(row)]
+                records = [check_record(r, writer.limits) for r in convert(row)]
             except FormatError as error:
                 problems.add(str(path), location, error.field, error.message)
                 continue

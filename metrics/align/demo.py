@@ -54,7 +54,9 @@ def prepare_demo(url: str, console) -> int:
         console.print(f"[red]error:[/red] the demo dataset builder (db.demo) is not available: "
                       f"{error}")
         return 3
-    console.print(f"demo database: {url}")
+    from db.engine import shown_url
+
+    console.print(f"demo database: {shown_url(url)}")
     ensure_demo_database(url)
     if _has_scores(url):
         console.print("demo scores already there; aligning")

@@ -136,7 +136,7 @@ def test_pairs_targets_survive_export_and_import(tmp_path, db_url):
         exported, _ = export_jsonl(session, tmp_path / "out")
     other = f"sqlite:///{tmp_path / 'other.db'}"
     with session_scope(other) as session:
-        import_jsonl(session, [exported])
+        import_jsonl(session, [exported], accounts="create")
     assert _pairs(other) == _pairs(db_url)
     assert table_counts(other) == table_counts(db_url)
 
@@ -175,7 +175,7 @@ def test_an_existing_annotator_keeps_its_role(tmp_path, db_url):
     users = tmp_path / "users.jsonl"
     users.write_text('{"type": "annotator", "username": "anna", "languages": ["en"]}\n',
                            encoding="utf-8")
-    assert main(["import", str(users), "--db", db_url]) == 0
+    assert main(["import", "--accounts", str(users), "--db", db_url]) == 0
     path = _write(tmp_path / "p.csv", ROWS[:1])
     assert main(["import", "--format", "pairs", "--annotator", "anna", str(path),
                  "--db", db_url]) == 0

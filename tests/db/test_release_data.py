@@ -164,7 +164,7 @@ def test_check_of_jsonl_lists_bad_json_and_bad_records(tmp_path, db_url, capsys)
                     '"natural_language": "german", "content": "x"}\n'
                     '{"type": "annotator", "username": "u", "languages": ["de"]}\n',
                     encoding="utf-8")
-    assert main(["import", "--check", str(path), "--db", db_url]) == 2
+    assert main(["import", "--check", "--accounts", str(path), "--db", db_url]) == 2
     err = capsys.readouterr().err
     assert "line 2: not valid JSON" in err
     assert "line 3, field 'natural_language': 'german' is not a language code; did you mean " \

@@ -1,0 +1,224 @@
+"""Imports refuse what a database cannot hold or what would stall the app (NUL, oversized texts),
+never change accounts or roles unless asked; exports write no file through a planted link and
+leave no part behind; a move keeps the times labels were made, and, when asked, the passwords."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+
+import pytest
+from db_testkit import small_records, write_jsonl
+from sqlalchemy import select, text, update
+
+from annotate.auth import hash_password
+from annotate.service.signin import authenticate, start_session
+from db import models as m
+from db import session_scope
+from db.__main__ import main, table_counts
+from db.exporter import export_jsonl
+from db.importer import ImportFailed, import_jsonl
+
+NOTE_AT = 12  # index of anna's first annotation in small_records()
+
+
+def _import(url, path, accounts="create"):
+    with session_scope(url) as session:
+        return import_jsonl(session, [path], accounts=accounts).as_dict()
+
+
+def _with(records, index, **changes):
+    records = [dict(r) for r in records]
+    records[index].update(changes)
+    return records
+
+
+# ------------------------------------------------------------------------------ text fields
+
+@pytest.mark.parametrize("changes, field", [
+    ({"note": "stopt\x00te vroeg"}, "note"),
+    ({"history": [{"accuracy": "partial", "note": "eerst\x00"}]}, "history[0].note"),
+    ({"codes": ["MS-ET"], "note": "ok", "seconds_spent": 1.0,
+      "history": [{"accuracy": "partial", "codes": ["MS-ET"], "note": "\ud800"}]},
+     "history[0].note"),
+])
+def test_unstorable_text_is_refused_naming_file_line_and_field(tmp_path, any_db_url, changes,
+                                                               field):
+    path = tmp_path / "nul.jsonl"  # JSON escapes (\u0000, \ud800), as other tools write them
+    path.write_text("".join(json.dumps(r) + "\n" for r in _with(small_records(), NOTE_AT,
+                                                                 **changes)), encoding="utf-8")
+    with pytest.raises(ImportFailed) as caught:
+        _import(any_db_url, path)
+    error = caught.value
+    assert (error.source, error.location, error.field) == (str(path), f"line {NOTE_AT + 1}",
+                                                           field)
+    assert "cannot store" in error.message
+    assert table_counts(any_db_url)["annotation"] == 0  # nothing of the import was written
+
+
+def test_nul_in_a_pairs_row_names_the_row_and_column(tmp_path, db_url, capsys):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"item_id": "a", "language": "en", "model": "m",
+                                "reference": "x", "prediction": "y\x00"}) + "\n",
+                    encoding="utf-8")
+    assert main(["import", "--format", "pairs", str(path), "--db", db_url]) == 2
+    assert "p.jsonl, line 1, field 'prediction': contains a NUL character" in \
+        capsys.readouterr().err
+
+
+def test_size_limits_flag_environment_and_check(tmp_path, db_url, capsys, monkeypatch):
+    long_note = "x" * 10_001  # one over the default
+    records = _with(small_records(), NOTE_AT, note=long_note)
+    records[NOTE_AT + 1] = {**records[NOTE_AT + 1], "note": "a\x00b"}
+    path = write_jsonl(tmp_path / "big.jsonl", records)
+    assert main(["import", "--accounts", str(path), "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert f"big.jsonl, line {NOTE_AT + 1}, field 'note': 10001 characters, over the limit of " \
+           f"10000 (set with --max-text-chars or $NLCE_IMPORT_MAX_TEXT)" in err
+    assert table_counts(db_url)["annotation"] == 0
+    # --check lists every problem at once
+    assert main(["import", "--check", "--accounts", str(path), "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert f"line {NOTE_AT + 1}, field 'note': 10001 characters" in err
+    assert f"line {NOTE_AT + 2}, field 'note': contains a NUL character" in err
+    # a higher limit lets the long note in
+    fine = write_jsonl(tmp_path / "fine.jsonl", _with(small_records(), NOTE_AT, note=long_note))
+    assert main(["import", "--accounts", "--max-text-chars", "20000", str(fine),
+                 "--db", db_url]) == 0
+    # the environment sets the default; a file's content has the larger document limit
+    monkeypatch.setenv("NLCE_IMPORT_MAX_TEXT", "10")
+    monkeypatch.setenv("NLCE_IMPORT_MAX_DOCUMENT", "50")
+    assert main(["import", "--check", "--accounts", str(fine), "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert "line 1, field 'description': 11 characters, over the limit of 10" in err
+    assert "line 2, field 'content': 100 characters, over the limit of 50 (set with " \
+           "--max-document-chars or $NLCE_IMPORT_MAX_DOCUMENT)" in err
+    monkeypatch.setenv("NLCE_IMPORT_MAX_TEXT", "lots")
+    assert main(["import", str(fine), "--db", db_url]) == 2
+    assert "$NLCE_IMPORT_MAX_TEXT must be a whole number" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ accounts
+
+def _accounts(url):
+    with session_scope(url) as session:
+        return {a.username: (a.role, a.password_hash is not None, a.active)
+                for a in session.execute(select(m.Annotator)).scalars()}
+
+
+@pytest.mark.parametrize("record, flags, field", [
+    ({"username": "anna", "role": "lead"}, [], "role"),  # promote
+    ({"username": "anna", "role": "lead"}, ["--accounts"], "role"),
+    ({"username": "lead", "role": "annotator"}, ["--trust-accounts"], "role"),  # demote
+    ({"username": "eve", "role": "lead"}, [], "username"),  # a new account
+    ({"username": "eve", "role": "lead", "password_hash": "scrypt$x"}, ["--accounts"],
+     "password_hash"),
+])
+def test_an_import_never_changes_roles_or_adds_accounts_unasked(tmp_path, db_url, small_jsonl,
+                                                              capsys, record, flags, field):
+    _import(db_url, small_jsonl)
+    before = _accounts(db_url)
+    path = write_jsonl(tmp_path / "roles.jsonl", [{"type": "annotator", **record}])
+    assert main(["import", *flags, str(path), "--db", db_url]) == 2
+    assert f"roles.jsonl, line 1, field '{field}'" in capsys.readouterr().err
+    assert _accounts(db_url) == before
+
+
+def test_records_of_existing_accounts_are_left_as_stored_without_a_flag(tmp_path, db_url,
+                                                                         small_jsonl):
+    _import(db_url, small_jsonl)
+    path = write_jsonl(tmp_path / "a.jsonl", [
+        {"type": "annotator", "username": "lead", "role": "lead", "active": False}])
+    assert main(["import", str(path), "--db", db_url]) == 0
+    assert _accounts(db_url)["lead"] == ("lead", False, True)  # still active
+    assert main(["import", "--accounts", str(path), "--db", db_url]) == 0
+    assert _accounts(db_url)["lead"] == ("lead", False, False)  # asked for: deactivated
+
+
+# ------------------------------------------------------------------------------ export files
+
+def test_export_never_writes_through_a_planted_link(tmp_path, db_url, small_jsonl):
+    _import(db_url, small_jsonl)
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
+    out.mkdir()
+    victim.write_text("precious\n", encoding="utf-8")
+    (out / "export.jsonl.part").symlink_to(victim)
+    assert main(["export", "--out", str(out), "--db", db_url]) == 0
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert (out / "export.jsonl").read_text(encoding="utf-8").count("\n") == 22
+    assert sorted(p.name for p in out.iterdir()) == ["export.jsonl", "export.jsonl.part"]
+
+
+def test_a_failed_export_leaves_no_part_file(tmp_path, db_url, small_jsonl):
+    _import(db_url, small_jsonl)
+    with session_scope(db_url) as session:  # a damaged row, read after half the export
+        session.execute(text("UPDATE judge_verdict SET codes = '[broken'"))
+    out = tmp_path / "out"
+    with pytest.raises(ValueError), session_scope(db_url) as session:
+        export_jsonl(session, out)
+    assert list(out.iterdir()) == []  # no part, no half file
+
+
+# ------------------------------------------------------------------------------ moves
+
+OLD = datetime(2021, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+
+
+def _times(url):
+    with session_scope(url) as session:
+        events = [(e.revision, e.created_at.replace(tzinfo=None), e.seconds_spent)
+                  for e in session.execute(select(m.AnnotationEvent)
+                                           .order_by(m.AnnotationEvent.id)).scalars()]
+        labels = [(a.created_at.replace(tzinfo=None), a.updated_at.replace(tzinfo=None))
+                  for a in session.execute(select(m.Annotation).order_by(m.Annotation.id))
+                  .scalars()]
+        gold = [g.created_at.replace(tzinfo=None)
+                for g in session.execute(select(m.GoldLabel)).scalars()]
+    return events, labels, gold
+
+
+def test_a_move_keeps_the_times_labels_were_made(tmp_path, any_db_url, small_jsonl):
+    _import(any_db_url, small_jsonl)
+    with session_scope(any_db_url) as session:
+        for model in (m.AnnotationEvent, m.GoldLabel, m.Assignment):
+            session.execute(update(model).values(created_at=OLD))
+        session.execute(update(m.Annotation).values(created_at=OLD, updated_at=OLD))
+        path, _ = export_jsonl(session, tmp_path / "out")
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    _import(copy, path)
+    events, labels, gold = _times(copy)
+    plain = OLD.replace(tzinfo=None)
+    assert [t for _, t, _ in events] == [plain] * 3 and [s for *_, s in events] == \
+        [s for *_, s in _times(any_db_url)[0]]
+    assert labels == [(plain, plain)] * 2 and gold == [plain]
+
+
+def test_a_trusted_move_keeps_passwords_and_not_sessions(tmp_path, db_url, small_jsonl, capsys):
+    _import(db_url, small_jsonl)
+    with session_scope(db_url) as session:
+        session.execute(update(m.Annotator).where(m.Annotator.username == "anna")
+                        .values(password_hash=hash_password("correct horse")))
+        anna = authenticate(session, "anna", "correct horse")
+        token = start_session(session, anna.id)
+    plain, trusted = tmp_path / "plain", tmp_path / "trusted"
+    assert main(["export", "--out", str(plain), "--db", db_url]) == 0
+    assert "password_hash" not in (plain / "export.jsonl").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["export", "--include-password-hashes", "--out", str(trusted),
+                 "--db", db_url]) == 0
+    assert "holds the accounts' password hashes" in capsys.readouterr().err
+    exported = (trusted / "export.jsonl").read_text(encoding="utf-8")
+    assert "password_hash" in exported and token not in exported
+    assert oct(os.stat(trusted / "export.jsonl").st_mode & 0o777) == "0o600"
+
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    assert main(["import", "--accounts", str(trusted / "export.jsonl"), "--db", copy]) == 2
+    assert "field 'password_hash': password hashes are imported only with --trust-accounts" \
+        in capsys.readouterr().err
+    assert main(["import", "--trust-accounts", str(trusted / "export.jsonl"),
+                 "--db", copy]) == 0
+    assert "--trust-accounts" in capsys.readouterr().err  # the warning
+    with session_scope(copy) as session:
+        assert authenticate(session, "anna", "correct horse").username == "anna"
+        assert session.execute(select(m.AnnotatorSession)).first() is None
+    assert _accounts(copy) == {**_accounts(db_url)}
