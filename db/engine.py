@@ -48,6 +48,18 @@ def _sqlite_begin_before_savepoint(connection, _name) -> None:
         dbapi_connection.execute("BEGIN IMMEDIATE")
 
 
+def _tag_with_url(context) -> None:
+    """Name the database (password hidden) on its errors: `nlce.cli` prints it in its line."""
+    from nlce.cli import DATABASE_URL_ATTRIBUTE
+
+    shown = context.engine.url.render_as_string(hide_password=True)
+    for error in (context.sqlalchemy_exception, context.original_exception):
+        try:
+            setattr(error, DATABASE_URL_ATTRIBUTE, shown)
+        except (AttributeError, TypeError):  # some driver exceptions take no attributes
+            pass
+
+
 @lru_cache(maxsize=16)
 def get_engine(url: str | None = None) -> Engine:
     """An engine for the URL (cached per URL), with the schema created if it is missing."""
@@ -60,6 +72,7 @@ def get_engine(url: str | None = None) -> Engine:
                   "pool_size": int(os.environ.get(POOL_SIZE_ENV, 5)),
                   "max_overflow": int(os.environ.get(POOL_OVERFLOW_ENV, 10))}
     engine = create_engine(url, **kwargs)
+    event.listen(engine, "handle_error", _tag_with_url)
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "savepoint", _sqlite_begin_before_savepoint)
