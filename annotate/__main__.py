@@ -15,6 +15,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from db import DATABASE_URL_ENV, add_database_argument, resolve_url
+from db.engine import SQLITE_BUSY_TIMEOUT_ENV
 
 APP = Path(__file__).with_name("app.py")
 
@@ -108,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         print("demo data written (users anna, bas, lead; password 'demo')")
     env = dict(os.environ)
     env[DATABASE_URL_ENV] = url
+    # A save blocked by a SQLite writer (a `db import`) gives up after 5 s instead of 30; the
+    # page keeps the label and retries (annotate/outage.py).
+    env.setdefault(SQLITE_BUSY_TIMEOUT_ENV, "5")
     shown = make_url(url).render_as_string(hide_password=True)  # never print a DB password
     scheme = "https" if args.tls_cert else "http"
     print(f"labelling app on {scheme}://{args.address}:{args.port} (database {shown})",

@@ -23,6 +23,7 @@ def _cmd_import(args) -> int:
     from db.importer import import_jsonl, import_parquet_export, import_release
 
     url = resolve_url(args.db)
+    _warn_if_annotators_active(url)
     with session_scope(url) as session:
         if args.format == "jsonl":
             stats = import_jsonl(session, args.paths)
@@ -38,6 +39,20 @@ def _cmd_import(args) -> int:
     print(f"imported {len(args.paths)} source(s) into {_shown(url)} (one transaction):")
     print(stats.summary())
     return 0
+
+
+def _warn_if_annotators_active(url: str) -> None:
+    from db.annotations import active_annotators
+
+    with session_scope(url) as session:
+        active = active_annotators(session)
+    if not active:
+        return
+    wait = (" On SQLite their saves wait while this import runs (the app keeps their labels "
+            "and retries); import when nobody labels, or use PostgreSQL (README: Deployment)."
+            if make_url(url).get_backend_name() == "sqlite" else "")
+    print(f"warning: {active} annotator(s) saved labels or signed in during the last 15 "
+          f"minutes.{wait}", file=sys.stderr)
 
 
 def _cmd_export(args) -> int:

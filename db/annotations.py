@@ -268,3 +268,20 @@ def gold_label_codes(session: Session, gold_label_id: int) -> tuple[str, ...]:
     rows = session.execute(select(GoldLabelCode.code)
                         .where(GoldLabelCode.gold_label_id == gold_label_id)).scalars()
     return tuple(sorted(rows))
+
+
+def active_annotators(session: Session, *, within_minutes: float = 15) -> int:
+    """How many annotators saved a label or signed in during the last `within_minutes` (the
+    import CLI warns then: on SQLite their saves wait while an import holds the write lock)."""
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import func, union
+
+    from db.models import AnnotationEvent, AnnotatorSession
+
+    since = datetime.now(timezone.utc) - timedelta(minutes=within_minutes)
+    recent = union(
+        select(AnnotationEvent.annotator_id).where(AnnotationEvent.created_at >= since),
+        select(AnnotatorSession.annotator_id).where(AnnotatorSession.created_at >= since,
+                                                    AnnotatorSession.revoked_at.is_(None)))
+    return int(session.execute(select(func.count()).select_from(recent.subquery())).scalar_one())

@@ -21,6 +21,13 @@ DEFAULT_DATABASE_URL = "sqlite:///comments.db"
 # Connections held open to a server database (bench/annotate_load.py: past ~32 busy annotators
 # saves queue for the 5 + 10 default connections).
 POOL_SIZE_ENV, POOL_OVERFLOW_ENV = "NLCE_DB_POOL_SIZE", "NLCE_DB_MAX_OVERFLOW"
+# How long a SQLite writer waits for another one (an import) before "database is locked". The
+# labelling app waits less (`python -m annotate` sets 5) and keeps the label to retry instead.
+SQLITE_BUSY_TIMEOUT_ENV = "NLCE_SQLITE_BUSY_TIMEOUT_S"
+
+
+def _sqlite_busy_timeout_s() -> float:
+    return float(os.environ.get(SQLITE_BUSY_TIMEOUT_ENV, 30))
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -32,7 +39,8 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=30000")  # concurrent writers wait instead of failing
+    # concurrent writers wait instead of failing
+    cursor.execute(f"PRAGMA busy_timeout={int(_sqlite_busy_timeout_s() * 1000)}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
@@ -48,16 +56,21 @@ def _sqlite_begin_before_savepoint(connection, _name) -> None:
         dbapi_connection.execute("BEGIN IMMEDIATE")
 
 
-def _tag_with_url(context) -> None:
-    """Name the database (password hidden) on its errors: `nlce.cli` prints it in its line."""
+def _tagging_errors_with(url: str):
+    """A handle_error listener naming the database (password hidden) on its errors: `nlce.cli`
+    and the app's outage line print it. (The event's context has no engine for pool pings.)"""
     from nlce.cli import DATABASE_URL_ATTRIBUTE
 
-    shown = context.engine.url.render_as_string(hide_password=True)
-    for error in (context.sqlalchemy_exception, context.original_exception):
-        try:
-            setattr(error, DATABASE_URL_ATTRIBUTE, shown)
-        except (AttributeError, TypeError):  # some driver exceptions take no attributes
-            pass
+    shown = make_url(url).render_as_string(hide_password=True)
+
+    def tag(context) -> None:
+        for error in (context.sqlalchemy_exception, context.original_exception):
+            try:
+                setattr(error, DATABASE_URL_ATTRIBUTE, shown)
+            except (AttributeError, TypeError):  # some driver exceptions take no attributes
+                pass
+
+    return tag
 
 
 @lru_cache(maxsize=16)
@@ -66,13 +79,14 @@ def get_engine(url: str | None = None) -> Engine:
     url = resolve_url(url)
     is_sqlite = make_url(url).get_backend_name() == "sqlite"
     if is_sqlite:
-        kwargs = {"connect_args": {"check_same_thread": False, "timeout": 30}}
+        kwargs = {"connect_args": {"check_same_thread": False,
+                                   "timeout": _sqlite_busy_timeout_s()}}
     else:  # a team server: one Streamlit process serves every annotator from this pool
         kwargs = {"pool_pre_ping": True,
                   "pool_size": int(os.environ.get(POOL_SIZE_ENV, 5)),
                   "max_overflow": int(os.environ.get(POOL_OVERFLOW_ENV, 10))}
     engine = create_engine(url, **kwargs)
-    event.listen(engine, "handle_error", _tag_with_url)
+    event.listen(engine, "handle_error", _tagging_errors_with(url))
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "savepoint", _sqlite_begin_before_savepoint)

@@ -48,8 +48,10 @@ def _free_port() -> int:
 class TemporaryPostgres:
     """A running server; `url(database)` gives a SQLAlchemy URL, `create_database()` a fresh one."""
 
-    def __init__(self, datadir: Path, port: int, bindir: Path, run_as: str | None):
+    def __init__(self, datadir: Path, port: int, bindir: Path, run_as: str | None,
+                 durable: bool = False):
         self.datadir, self.port, self.bindir, self.run_as = datadir, port, bindir, run_as
+        self.durable = durable  # fsync on (benchmarks of commit latency); off for tests
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
@@ -68,13 +70,23 @@ class TemporaryPostgres:
         if result.returncode != 0:
             raise PostgresUnavailable(f"{' '.join(args[:2])} failed: {result.stderr.strip()}")
 
+    def _options(self) -> str:
+        durability = ("-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+                      if self.durable else
+                      "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+        return (f"-p {self.port} -k {self.datadir} -c listen_addresses=127.0.0.1 {durability} "
+                "-c max_connections=200")
+
     def start(self) -> None:
-        options = (f"-p {self.port} -k {self.datadir} -c listen_addresses=127.0.0.1 "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-                   "-c max_connections=200")
+        options = self._options()
         self._run(str(self.bindir / "initdb"), "-D", str(self.datadir), "-U", SUPERUSER,
                   "--auth=trust", "-E", "UTF8", "--no-locale")
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-o", options,
+                  "-l", str(self.datadir / "server.log"), "-w", "-t", "60", "start")
+
+    def restart(self) -> None:
+        """Start the server again after `stop()` (same data, same port)."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-o", self._options(),
                   "-l", str(self.datadir / "server.log"), "-w", "-t", "60", "start")
 
     def stop(self) -> None:
@@ -83,7 +95,7 @@ class TemporaryPostgres:
 
 
 @contextmanager
-def temporary_postgres() -> Iterator[TemporaryPostgres]:
+def temporary_postgres(*, durable: bool = False) -> Iterator[TemporaryPostgres]:
     bindir = find_pg_bindir()
     parent = Path(tempfile.mkdtemp(prefix="nlce-pg-"))
     datadir = parent / "data"
@@ -92,7 +104,7 @@ def temporary_postgres() -> Iterator[TemporaryPostgres]:
         run_as = "postgres"
         user = pwd.getpwnam(run_as)
         os.chown(parent, user.pw_uid, user.pw_gid)
-    server = TemporaryPostgres(datadir, _free_port(), bindir, run_as)
+    server = TemporaryPostgres(datadir, _free_port(), bindir, run_as, durable)
     try:
         server.start()
         yield server

@@ -53,6 +53,12 @@ def _seeded(url: str, monkeypatch):
 
 
 @pytest.fixture
+def seed_database():
+    """The seeding function itself, for a test that brings its own database server."""
+    return _seed
+
+
+@pytest.fixture
 def app_db(db_url, monkeypatch):
     """The URL of a seeded SQLite database, also in $NLCE_DATABASE_URL for the app."""
     yield from _seeded(db_url, monkeypatch)
