@@ -7,7 +7,7 @@ import argparse
 import os
 import threading
 from collections import deque
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Iterator
 
@@ -128,26 +128,40 @@ class FairGate:
 
     SQLAlchemy's pool hands a returned connection to whichever thread asks first, so a thread
     that gives one back and asks again at once (the label page: save, then load the next item)
-    keeps winning, and others wait seconds (bench/annotate_load.py: p99 2-9 s at N=32-64 while
-    p50 stays under 100 ms). Here a released slot goes to the longest waiter."""
+    keeps winning, and others wait again and again (bench/annotate_load.py: p99 2-9 s at N=32-64
+    while p50 stays under 100 ms). Here a released slot goes to the longest waiter. A thread
+    that already holds a slot (a session inside a session) passes without a second one; one
+    that waited `timeout` seconds goes on to the pool, whose own timeout then applies."""
 
-    def __init__(self, slots: int):
+    def __init__(self, slots: int, timeout: float = 30.0):
         self._free = slots
+        self._timeout = timeout
         self._mutex = threading.Lock()
         self._waiters: deque[threading.Lock] = deque()
+        self._held = threading.local()
 
-    def __enter__(self) -> "FairGate":
+    def enter(self) -> bool:
+        """Wait for a slot; True when this call took one (then call `leave()`)."""
+        if getattr(self._held, "depth", 0):
+            return False
         with self._mutex:
             if self._free > 0 and not self._waiters:
                 self._free -= 1
-                return self
+                self._held.depth = 1
+                return True
             turn = threading.Lock()
             turn.acquire()
             self._waiters.append(turn)
-        turn.acquire()  # released by __exit__ of a holder: the slot is handed over, not freed
-        return self
+        if not turn.acquire(timeout=self._timeout):
+            with self._mutex:
+                if turn in self._waiters:  # not handed a slot: give up the place in line
+                    self._waiters.remove(turn)
+                    return False
+        self._held.depth = 1  # handed over by leave(): the slot was never freed in between
+        return True
 
-    def __exit__(self, *_exc) -> None:
+    def leave(self) -> None:
+        self._held.depth = 0
         with self._mutex:
             if self._waiters:
                 self._waiters.popleft().release()
@@ -172,13 +186,18 @@ def session_scope(url: str | None = None) -> Iterator[Session]:
     database, sessions wait for a connection in arrival order (FairGate)."""
     url = resolve_url(url)
     gate = _gate(url)
-    with gate or nullcontext(), Session(get_engine(url)) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+    held = gate.enter() if gate else False
+    try:
+        with Session(get_engine(url)) as session:
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+    finally:
+        if held:
+            gate.leave()
 
 
 def table_counts(url: str | None) -> dict[str, int]:

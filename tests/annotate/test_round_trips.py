@@ -57,12 +57,14 @@ def test_a_save_and_a_next_take_few_statements(app_any_db):
 def test_the_gate_admits_in_arrival_order_and_a_returning_holder_queues_behind():
     gate = FairGate(1)
     order: list[str] = []
-    gate.__enter__()  # the holder
+    assert gate.enter()  # the holder
 
     def wait_turn(name):
-        with gate:
-            order.append(name)
-            time.sleep(0.01)
+        held = gate.enter()
+        order.append(name)
+        time.sleep(0.01)
+        if held:
+            gate.leave()
 
     waiters = []
     for k in range(5):
@@ -72,8 +74,23 @@ def test_the_gate_admits_in_arrival_order_and_a_returning_holder_queues_behind()
         while len(gate._waiters) < k + 1 and time.time() < deadline:  # queued before the next
             time.sleep(0.001)
         waiters.append(thread)
-    gate.__exit__(None, None, None)
+    gate.leave()
     wait_turn("holder again")  # gave its slot back and asks at once: it waits its turn
     for thread in waiters:
         thread.join(5)
     assert order == ["w0", "w1", "w2", "w3", "w4", "holder again"]
+
+
+def test_the_gate_lets_a_nested_session_through_and_a_long_wait_go_on_to_the_pool():
+    gate = FairGate(1, timeout=0.2)
+    assert gate.enter()
+    assert gate.enter() is False  # the same thread again: no second slot, no deadlock
+    outcome = []
+    thread = threading.Thread(target=lambda: outcome.append(gate.enter()))
+    started = time.time()
+    thread.start()
+    thread.join(5)
+    assert outcome == [False] and time.time() - started < 3  # gave up its place after 0.2 s
+    assert not gate._waiters
+    gate.leave()
+    assert gate.enter()  # the slot came back
