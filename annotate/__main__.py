@@ -15,6 +15,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from db import DATABASE_URL_ENV, add_database_argument, resolve_url
+from db.engine import SQLITE_BUSY_TIMEOUT_ENV
 
 APP = Path(__file__).with_name("app.py")
 
@@ -47,11 +48,29 @@ def add_user(url: str, username: str, role: str, languages: str) -> int:
     return 0
 
 
-def streamlit_command(port: int, address: str) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", str(APP),
-            "--server.port", str(port), "--server.address", address,
-            "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal"]
+def streamlit_command(port: int, address: str, tls_cert: str | None = None,
+                      tls_key: str | None = None) -> list[str]:
+    command = [sys.executable, "-m", "streamlit", "run", str(APP),
+               "--server.port", str(port), "--server.address", address,
+               "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal",
+               # annotators see a one-line message, never a traceback (the log keeps it)
+               "--client.showErrorDetails", "none"]
+    if tls_cert:
+        command += ["--server.sslCertFile", tls_cert, "--server.sslKeyFile", tls_key]
+    return command
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def clear_text_warning(address: str, port: int, *, tls: bool, behind_proxy: bool) -> str:
+    """The start-up warning for a server others reach without TLS ("" when there is none)."""
+    if tls or behind_proxy or address in LOOPBACK or address.startswith("127."):
+        return ""
+    return (f"warning: serving on http://{address}:{port} without TLS: passwords and sign-in "
+            f"cookies cross the network in clear text. Give --tls-cert/--tls-key, or put a TLS "
+            f"reverse proxy in front and pass --behind-tls-proxy (README: Deployment).")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8501, help="default 8501")
     parser.add_argument("--address", default="127.0.0.1",
                         help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a team)")
+    parser.add_argument("--tls-cert", metavar="FILE",
+                        help="serve HTTPS with this certificate (PEM; with --tls-key)")
+    parser.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
+    parser.add_argument("--behind-tls-proxy", action="store_true",
+                        help="a reverse proxy terminates TLS in front of this server (no warning)")
     parser.add_argument("--demo", action="store_true",
                         help="fill an empty database with the demo dataset and accounts first")
     account = parser.add_argument_group(
@@ -70,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     account.add_argument("--role", default="annotator", choices=("annotator", "lead", "expert"))
     account.add_argument("--languages", default="", help="comma-separated, e.g. nl,pl")
     args = parser.parse_args(argv)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parser.error("--tls-cert and --tls-key go together")
+    for path in filter(None, (args.tls_cert, args.tls_key)):
+        if not Path(path).is_file():
+            parser.error(f"TLS file not found: {path}")
     url = resolve_url(args.db)
     if args.add_user:
         return add_user(url, args.add_user, args.role, args.languages)
@@ -80,13 +109,24 @@ def main(argv: list[str] | None = None) -> int:
         print("demo data written (users anna, bas, lead; password 'demo')")
     env = dict(os.environ)
     env[DATABASE_URL_ENV] = url
+    # A save blocked by a SQLite writer (a `db import`) gives up after 5 s instead of 30; the
+    # page keeps the label and retries (annotate/outage.py).
+    env.setdefault(SQLITE_BUSY_TIMEOUT_ENV, "5")
     shown = make_url(url).render_as_string(hide_password=True)  # never print a DB password
-    print(f"labelling app on http://{args.address}:{args.port} (database {shown})", flush=True)
+    scheme = "https" if args.tls_cert else "http"
+    print(f"labelling app on {scheme}://{args.address}:{args.port} (database {shown})",
+          flush=True)
+    warning = clear_text_warning(args.address, args.port, tls=bool(args.tls_cert),
+                                 behind_proxy=args.behind_tls_proxy)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     # Become the Streamlit server (same process id): TERM, Ctrl-C and a service manager reach
     # it directly, and no child is left holding the port when this command is stopped.
-    command = streamlit_command(args.port, args.address)
+    command = streamlit_command(args.port, args.address, args.tls_cert, args.tls_key)
     os.execve(command[0], command, env)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlce.cli import run_main
+
+    sys.exit(run_main(main, prog="python -m annotate"))

@@ -60,6 +60,17 @@ def sidebar(user: service.AnnotatorInfo) -> None:
 
 
 def main() -> None:
+    try:
+        run_pages()
+    except Exception as error:
+        from annotate import outage
+
+        if not outage.is_database_unavailable(error):
+            raise
+        outage.wait_for_database()  # one line, never a traceback; the page comes back by itself
+
+
+def run_pages() -> None:
     user = ui.current_user()
     ui.write_pending_cookie()
     if user is None:

@@ -43,14 +43,53 @@ class DiffSegment:
     text: str
 
 
+# Bounds that keep the item view fast whatever a comment holds (an import may carry megabytes):
+# each side is shown up to DIFF_MAX_CHARS, and the word diff (quadratic in the worst case) runs
+# only while the changed middle, after the common start and end, stays under DIFF_MAX_PAIRS
+# token pairs; past that the middle shows as one replacement.
+DIFF_MAX_CHARS = 3000
+DIFF_MAX_PAIRS = 250_000
+
+
+def _shown(text: str) -> str:
+    return text[:DIFF_MAX_CHARS]
+
+
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many tokens a and b share at the start, and then at the end (linear)."""
+    head, limit = 0, min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
+def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    head, tail = _common_ends(a, b)
+    a_mid, b_mid = a[head:len(a) - tail], b[head:len(b) - tail]
+    ops: list[tuple[str, int, int, int, int]] = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    if len(a_mid) * len(b_mid) <= DIFF_MAX_PAIRS:
+        matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False)
+        ops += [(op, i1 + head, i2 + head, j1 + head, j2 + head)
+                for op, i1, i2, j1, j2 in matcher.get_opcodes()]
+    elif a_mid or b_mid:  # too different to diff word by word in bounded time
+        ops.append(("replace", head, len(a) - tail, head, len(b) - tail))
+    if tail:
+        ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return ops
+
+
 def comment_diff(original: str, predicted: str) -> tuple[list[DiffSegment], list[DiffSegment]]:
     """Two segment lists: the original with its deleted parts, the prediction with its inserted
-    parts (a replacement shows on both sides)."""
-    a, b = diff_tokens(original), diff_tokens(predicted)
+    parts (a replacement shows on both sides). Only the first DIFF_MAX_CHARS of each side."""
+    a, b = diff_tokens(_shown(original)), diff_tokens(_shown(predicted))
     left: list[DiffSegment] = []
     right: list[DiffSegment] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in _opcodes(a, b):
         old, new = "".join(a[i1:i2]), "".join(b[j1:j2])
         if op == "equal":
             left.append(DiffSegment("equal", old))
@@ -84,11 +123,19 @@ def diff_html(original: str, predicted: str, *, original_label: str = "Original"
     return (
         '<div class="nlce-diff">'
         f'<div class="nlce-diff-side"><div class="nlce-diff-head">{html.escape(original_label)}'
-        f'</div><pre>{_segments_html(left) or empty}</pre></div>'
+        f'</div><pre>{_segments_html(left) or empty}{_cut_note(original)}</pre></div>'
         f'<div class="nlce-diff-side"><div class="nlce-diff-head">{html.escape(predicted_label)}'
-        f'</div><pre>{_segments_html(right) or empty}</pre></div>'
+        f'</div><pre>{_segments_html(right) or empty}{_cut_note(predicted)}</pre></div>'
         "</div>"
     )
+
+
+def _cut_note(text: str) -> str:
+    """Says that (and how much of) a side was cut at DIFF_MAX_CHARS ("" when nothing was)."""
+    if len(text) <= DIFF_MAX_CHARS:
+        return ""
+    return (f'<span class="nlce-empty">… {len(text) - DIFF_MAX_CHARS:,} more characters not '
+            f"shown (first {DIFF_MAX_CHARS:,} of {len(text):,})</span>")
 
 
 def output_overflow(raw_output: str, predicted_comment: str, *, anchor_chars: int = 24) -> str:
@@ -111,12 +158,40 @@ def output_overflow(raw_output: str, predicted_comment: str, *, anchor_chars: in
         return rest if rest.strip() else ""
     # The raw output may start inside the comment (after a primer): the longest start of it
     # that the comment ends with is the comment's part.
-    for k in range(min(len(raw), len(predicted) + 64), 0, -1):
-        head = raw[:k].strip()
-        if head and predicted.endswith(head):
-            rest = raw[k:]
-            return rest if rest.strip() else ""
+    lead = len(raw) - len(raw.lstrip())
+    shared = _longest_prefix_that_ends(raw[lead:], predicted)
+    if shared:
+        rest = raw[lead + shared:]
+        return rest if rest.strip() else ""
     return raw
+
+
+OVERFLOW_MAX_PRIMER = 4096  # longer continuations of a comment show whole, as overflow
+
+
+def _longest_prefix_that_ends(text: str, other: str) -> int:
+    """Length of the longest start of `text` (up to OVERFLOW_MAX_PRIMER characters) that `other`
+    ends with: the Knuth-Morris-Pratt failure function of that start, run over as many of
+    `other`'s last characters, so bounded whatever the two lengths."""
+    if not text or not other:
+        return 0
+    text = text[:min(len(other), OVERFLOW_MAX_PRIMER)]
+    other = other[-len(text):]
+    failure = [0] * len(text)
+    k = 0
+    for i in range(1, len(text)):
+        while k and text[i] != text[k]:
+            k = failure[k - 1]
+        if text[i] == text[k]:
+            k += 1
+        failure[i] = k
+    k = 0
+    for char in other:
+        while k and (k == len(text) or char != text[k]):
+            k = failure[k - 1]
+        if k < len(text) and char == text[k]:
+            k += 1
+    return k
 
 
 # ------------------------------------------------------------------------------ code view

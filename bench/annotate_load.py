@@ -40,8 +40,19 @@ from annotate import service  # noqa: E402
 from db import get_engine, session_scope  # noqa: E402
 
 LABELS = ("correct", "partial", "incorrect")
+PATHS = ("baseline", "current")  # bench/load_baseline.py (before issue 17) and annotate.service
+
+
+def path_functions(path: str):
+    """(session_scope, save_label, load_item) of one code path."""
+    if path == "baseline":
+        from bench import load_baseline as old
+
+        return old.session_scope, old.save_label, old.load_item
+    return session_scope, service.save_label, service.load_item
 PASSWORD = "load-bench-pass"
 TARGET_P95_MS = 300.0
+TARGET_P99_MS = 1000.0
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -72,8 +83,9 @@ def build_database(url: str, annotators: int) -> list[int]:
 
 
 def annotate_steps(url: str, annotator_id: int, steps: int, think_s: float, barrier,
-                   seed: int) -> dict:
+                   seed: int, path: str = "current") -> dict:
     """One simulated annotator: sign in, then `steps` x (save, next). Returns latencies (ms)."""
+    session_scope, save_label, load_item = path_functions(path)
     out = {"signin": [], "save": [], "next": [], "stale": 0, "errors": []}
     started = time.perf_counter()
     with session_scope(url) as session:
@@ -85,7 +97,7 @@ def annotate_steps(url: str, annotator_id: int, steps: int, think_s: float, barr
         barrier.wait()
         return out
     with session_scope(url) as session:
-        view = service.load_item(session, queue.entries[index].generation_id, annotator_id)
+        view = load_item(session, queue.entries[index].generation_id, annotator_id)
     revision = view.own.revision or 0
     barrier.wait()  # everyone signed in: all start clicking together
     for k in range(steps):
@@ -94,10 +106,10 @@ def annotate_steps(url: str, annotator_id: int, steps: int, think_s: float, barr
         t0 = time.perf_counter()
         try:
             with session_scope(url) as session:
-                saved = service.save_label(session, generation_id=gid, annotator_id=annotator_id,
-                                           accuracy=label, codes=["LG-GR1"] if k % 2 else [],
-                                           note="", seconds_spent=30.0, status="done",
-                                           expected_revision=revision)
+                saved = save_label(session, generation_id=gid, annotator_id=annotator_id,
+                                   accuracy=label, codes=["LG-GR1"] if k % 2 else [],
+                                   note="", seconds_spent=30.0, status="done",
+                                   expected_revision=revision)
             queue.record(gid, saved.status, label)
         except service.StaleAnnotationError:
             out["stale"] += 1  # cannot happen here: one session per annotator
@@ -107,7 +119,7 @@ def annotate_steps(url: str, annotator_id: int, steps: int, think_s: float, barr
         if index is None:
             break
         with session_scope(url) as session:
-            view = service.load_item(session, queue.entries[index].generation_id, annotator_id)
+            view = load_item(session, queue.entries[index].generation_id, annotator_id)
         revision = view.own.revision or 0
         out["next"].append((time.perf_counter() - t1) * 1000)
         if think_s:
@@ -115,9 +127,9 @@ def annotate_steps(url: str, annotator_id: int, steps: int, think_s: float, barr
     return out
 
 
-def _process_main(url, annotator_id, steps, think_s, barrier, seed, results):
+def _process_main(url, annotator_id, steps, think_s, barrier, seed, results, path):
     try:
-        results.put(annotate_steps(url, annotator_id, steps, think_s, barrier, seed))
+        results.put(annotate_steps(url, annotator_id, steps, think_s, barrier, seed, path))
     except BaseException as error:  # noqa: BLE001 - reported by the parent
         barrier.abort()
         results.put({"signin": [], "save": [], "next": [], "stale": 0,
@@ -125,14 +137,14 @@ def _process_main(url, annotator_id, steps, think_s, barrier, seed, results):
 
 
 def run_level(url: str, annotator_ids: list[int], steps: int, think_s: float,
-              processes: bool) -> tuple[dict, float]:
+              processes: bool, path: str = "current") -> tuple[dict, float]:
     started = time.perf_counter()
     if processes:
         get_engine(url).dispose()  # no pooled connection crosses the fork
         context = multiprocessing.get_context("fork")
         queue, barrier = context.Queue(), context.Barrier(len(annotator_ids))
         workers = [context.Process(target=_process_main, args=(url, a, steps, think_s,
-                                                               barrier, k, queue))
+                                                               barrier, k, queue, path))
                    for k, a in enumerate(annotator_ids)]
         for worker in workers:
             worker.start()
@@ -145,7 +157,7 @@ def run_level(url: str, annotator_ids: list[int], steps: int, think_s: float,
 
         def target(k, annotator_id):
             try:
-                result = annotate_steps(url, annotator_id, steps, think_s, barrier, k)
+                result = annotate_steps(url, annotator_id, steps, think_s, barrier, k, path)
             except BaseException as error:  # noqa: BLE001
                 barrier.abort()
                 result = {"signin": [], "save": [], "next": [], "stale": 0,
@@ -176,46 +188,70 @@ def main(argv=None) -> int:
                         help="pause after each step (default 0: click again at once)")
     parser.add_argument("--processes", action="store_true",
                         help="one process per annotator instead of one thread")
+    parser.add_argument("--paths", default=",".join(PATHS),
+                        help="code paths to measure, in order: baseline (before issue 17, "
+                             "bench/load_baseline.py), current (annotate.service); default both")
+    parser.add_argument("--no-fsync", action="store_true",
+                        help="the throwaway server without fsync (default: fsync on)")
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
+    paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+    if not paths or any(p not in PATHS for p in paths):
+        parser.error(f"--paths takes {', '.join(PATHS)}")
 
     with ExitStack() as stack:
         url = args.db
         if url is None:
             from testing.pgtemp import temporary_postgres
 
-            server = stack.enter_context(temporary_postgres())
+            server = stack.enter_context(temporary_postgres(durable=not args.no_fsync))
             url = server.create_database("annotate_load")
         backend = url.split(":", 1)[0]
         print(f"machine: {os.cpu_count()} CPU cores, load average "
               f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; database {backend}; "
               f"annotators as {'processes' if args.processes else 'threads'}; think time "
-              f"{args.think_ms:.0f} ms; {args.steps} steps each", flush=True)
+              f"{args.think_ms:.0f} ms; {args.steps} steps each; "
+              f"{'fsync off' if args.no_fsync and not args.db else 'fsync on' if not args.db else 'server as given'}",
+              flush=True)
         ids = build_database(url, max(levels))
         pool = get_engine(url).pool
         print(f"connection pool: {type(pool).__name__} size {getattr(pool, 'size', lambda: '?')()}"
               f" + overflow {getattr(pool, '_max_overflow', '?')} (db.engine defaults, as the app)")
-        header = (f"{'N':>3} {'action':<7} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
-                  f"{'max ms':>8}  steps/s")
+        header = (f"{'path':<8} {'N':>3} {'action':<7} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} "
+                  f"{'p99 ms':>8} {'max ms':>8}  steps/s")
         print(header)
-        best = None
+        best: dict[str, int | None] = {path: None for path in paths}
         for n in levels:
-            merged, wall = run_level(url, ids[:n], args.steps, args.think_ms / 1000,
-                                     args.processes)
-            if merged["errors"]:
-                print(f"{n:>3} errors: {merged['errors'][:3]}")
-            for action in ("signin", "save", "next"):
-                samples = merged[action]
-                rate = f"  {len(merged['save']) / wall:.1f}" if action == "next" else ""
-                print(f"{n:>3} {action:<7} {len(samples):>5} {percentile(samples, .5):8.1f} "
-                      f"{percentile(samples, .95):8.1f} {percentile(samples, .99):8.1f} "
-                      f"{max(samples) if samples else float('nan'):8.1f}{rate}", flush=True)
-            ok = (not merged["errors"] and percentile(merged["save"], .95) < TARGET_P95_MS
-                  and percentile(merged["next"], .95) < TARGET_P95_MS)
-            if ok and (best is None or n > best):
-                best = n
-        print(f"largest N with save and next both under {TARGET_P95_MS:.0f} ms at p95: "
-              f"{best if best is not None else 'none'}")
+            figures: dict[str, dict] = {}
+            for path in paths:  # the baseline first, on the same database and machine state
+                merged, wall = run_level(url, ids[:n], args.steps, args.think_ms / 1000,
+                                         args.processes, path)
+                figures[path] = merged
+                if merged["errors"]:
+                    print(f"{path:<8} {n:>3} errors: {merged['errors'][:3]}")
+                for action in ("signin", "save", "next"):
+                    samples = merged[action]
+                    rate = f"  {len(merged['save']) / wall:.1f}" if action == "next" else ""
+                    print(f"{path:<8} {n:>3} {action:<7} {len(samples):>5} "
+                          f"{percentile(samples, .5):8.1f} {percentile(samples, .95):8.1f} "
+                          f"{percentile(samples, .99):8.1f} "
+                          f"{max(samples) if samples else float('nan'):8.1f}{rate}", flush=True)
+                ok = (not merged["errors"]
+                      and all(percentile(merged[a], .95) < TARGET_P95_MS and
+                              percentile(merged[a], .99) < TARGET_P99_MS
+                              for a in ("save", "next")))
+                if ok and (best[path] is None or n > best[path]):
+                    best[path] = n
+            if len(figures) == 2:
+                for action in ("save", "next"):
+                    ratios = " ".join(
+                        f"p{int(q * 100)} x{percentile(figures['current'][action], q) / percentile(figures['baseline'][action], q):.2f}"
+                        for q in (.5, .95, .99))
+                    print(f"ratio    {n:>3} {action:<7} current/baseline: {ratios}")
+        for path in paths:
+            print(f"{path}: largest N with save and next under {TARGET_P95_MS:.0f} ms at p95 and "
+                  f"{TARGET_P99_MS:.0f} ms at p99: "
+                  f"{best[path] if best[path] is not None else 'none'}")
         get_engine(url).dispose()
     return 0
 

@@ -338,4 +338,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from nlce.cli import run_main
+
+    sys.exit(run_main(main, prog="python -m corpus.extract"))

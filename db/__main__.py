@@ -33,6 +33,8 @@ def _cmd_import(args) -> int:
         print("warning: --trust-accounts: accounts, roles and password hashes of new accounts "
               "are taken from the file; use it only with a file you exported yourself",
               file=sys.stderr)
+    if not args.check:
+        _warn_if_annotators_active(url)
     with session_scope(url) as session:
         writer = RecordWriter(session, problems, accounts=accounts, limits=limits)
         if args.format == "jsonl":
@@ -63,6 +65,20 @@ def _cmd_import(args) -> int:
     print(f"imported {len(args.paths)} source(s) into {_shown(url)} (one transaction):")
     print(writer.stats.summary())
     return 0
+
+
+def _warn_if_annotators_active(url: str) -> None:
+    from db.annotations import active_annotators
+
+    with session_scope(url) as session:
+        active = active_annotators(session)
+    if not active:
+        return
+    wait = (" On SQLite their saves wait while this import runs (the app keeps their labels "
+            "and retries); import when nobody labels, or use PostgreSQL (README: Deployment)."
+            if make_url(url).get_backend_name() == "sqlite" else "")
+    print(f"warning: {active} annotator(s) saved labels or signed in during the last 15 "
+          f"minutes.{wait}", file=sys.stderr)
 
 
 def _cmd_export(args) -> int:
@@ -218,4 +234,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlce.cli import run_main
+
+    sys.exit(run_main(main, prog="python -m db"))

@@ -139,44 +139,51 @@ def _find_annotation(session: Session, generation_id: int, annotator_id: int
 
 def save_annotation(session: Session, *, generation_id: int, annotator_id: int, accuracy,
                     codes: Iterable[str] | None, note: str = "", seconds_spent: float = 0.0,
-                    status: str = "done", expected_revision: int | None = None) -> Annotation:
+                    status: str = "done", expected_revision: int | None = None,
+                    checked: bool = False) -> Annotation:
     """Insert or update the (generation, annotator) label; returns the stored Annotation.
 
     Validates accuracy (any spelling AccuracyLabel.parse accepts) and codes (taxonomy leaves and
     meta codes), replaces the annotation's codes, bumps `revision` and appends an
     AnnotationEvent with the full label. `expected_revision` (0 = "not saved yet") makes the
-    save conditional; a mismatch raises StaleAnnotationError and writes nothing.
+    save conditional; a mismatch raises StaleAnnotationError and writes nothing. `checked`:
+    the caller has just seen the generation and the annotator exist (one round trip less each).
     """
     label = check_label(accuracy, codes, status=status, note=note, seconds_spent=seconds_spent)
     session.flush()
-    _require(session, Generation, generation_id, "generation")
-    _require(session, Annotator, annotator_id, "annotator")
+    if not checked:
+        _require(session, Generation, generation_id, "generation")
+        _require(session, Annotator, annotator_id, "annotator")
     version = default_taxonomy().version
     values = dict(accuracy=label.accuracy, status=label.status, note=label.note,
                   seconds_spent=label.seconds_spent, taxonomy_version=version,
                   updated_at=utcnow())
 
-    annotation = None
+    annotation = fresh = None
     for _ in range(_MAX_RACE_RETRIES):
-        # 1. update in place (compare-and-set on the revision when one is expected)
-        statement = (update(Annotation)
-                     .where(Annotation.generation_id == generation_id,
-                            Annotation.annotator_id == annotator_id)
-                     .values(revision=Annotation.revision + 1, **values)
-                     .execution_options(synchronize_session=False))
-        if expected_revision is not None:
-            statement = statement.where(Annotation.revision == expected_revision)
-        if session.execute(statement).rowcount == 1:
-            annotation = _find_annotation(session, generation_id, annotator_id)
-            break
-        existing = _find_annotation(session, generation_id, annotator_id)
-        if existing is not None:
+        # 1. update in place (compare-and-set on the revision when one is expected), RETURNING
+        # the row (one round trip). Skipped when the caller expects nothing stored yet: the
+        # insert below then fails on the unique key if someone saved meanwhile.
+        if expected_revision != 0:
+            statement = (update(Annotation)
+                         .where(Annotation.generation_id == generation_id,
+                                Annotation.annotator_id == annotator_id)
+                         .values(revision=Annotation.revision + 1, **values)
+                         .returning(Annotation)
+                         .execution_options(synchronize_session=False, populate_existing=True))
             if expected_revision is not None:
-                raise StaleAnnotationError(generation_id, annotator_id, expected_revision,
-                                           existing.revision)
-            continue  # it appeared between our update and read: update it
-        if expected_revision:  # the caller saw a revision, but the annotation is gone
-            raise StaleAnnotationError(generation_id, annotator_id, expected_revision, 0)
+                statement = statement.where(Annotation.revision == expected_revision)
+            annotation = session.execute(statement).scalars().first()
+            if annotation is not None:
+                break
+            existing = _find_annotation(session, generation_id, annotator_id)
+            if existing is not None:
+                if expected_revision is not None:
+                    raise StaleAnnotationError(generation_id, annotator_id, expected_revision,
+                                               existing.revision)
+                continue  # it appeared between our update and read: update it
+            if expected_revision:  # the caller saw a revision, but the annotation is gone
+                raise StaleAnnotationError(generation_id, annotator_id, expected_revision, 0)
         # 2. first save: insert, and treat losing the insert race like a concurrent save
         fresh = Annotation(generation_id=generation_id, annotator_id=annotator_id, revision=1,
                            created_at=values["updated_at"], **values)
@@ -195,8 +202,9 @@ def save_annotation(session: Session, *, generation_id: int, annotator_id: int, 
         raise AnnotationError(f"could not save the annotation of generation {generation_id} by "
                               f"annotator {annotator_id} (kept colliding with other writers)")
 
-    session.execute(delete(AnnotationCode).where(AnnotationCode.annotation_id == annotation.id)
-                    .execution_options(synchronize_session=False))
+    if annotation is not fresh:  # a row inserted just now has no codes to replace
+        session.execute(delete(AnnotationCode).where(AnnotationCode.annotation_id == annotation.id)
+                        .execution_options(synchronize_session=False))
     session.add_all(AnnotationCode(annotation_id=annotation.id, code=code) for code in label.codes)
     session.add(AnnotationEvent(annotation_id=annotation.id, annotator_id=annotator_id,
                                 revision=annotation.revision, accuracy=label.accuracy,
@@ -316,3 +324,20 @@ def gold_label_codes(session: Session, gold_label_id: int) -> tuple[str, ...]:
     rows = session.execute(select(GoldLabelCode.code)
                         .where(GoldLabelCode.gold_label_id == gold_label_id)).scalars()
     return tuple(sorted(rows))
+
+
+def active_annotators(session: Session, *, within_minutes: float = 15) -> int:
+    """How many annotators saved a label or signed in during the last `within_minutes` (the
+    import CLI warns then: on SQLite their saves wait while an import holds the write lock)."""
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import func, union
+
+    from db.models import AnnotationEvent, AnnotatorSession
+
+    since = datetime.now(timezone.utc) - timedelta(minutes=within_minutes)
+    recent = union(
+        select(AnnotationEvent.annotator_id).where(AnnotationEvent.created_at >= since),
+        select(AnnotatorSession.annotator_id).where(AnnotatorSession.created_at >= since,
+                                                    AnnotatorSession.revoked_at.is_(None)))
+    return int(session.execute(select(func.count()).select_from(recent.subquery())).scalar_one())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
+from collections import deque
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Iterator
@@ -21,6 +23,13 @@ DEFAULT_DATABASE_URL = "sqlite:///comments.db"
 # Connections held open to a server database (bench/annotate_load.py: past ~32 busy annotators
 # saves queue for the 5 + 10 default connections).
 POOL_SIZE_ENV, POOL_OVERFLOW_ENV = "NLCE_DB_POOL_SIZE", "NLCE_DB_MAX_OVERFLOW"
+# How long a SQLite writer waits for another one (an import) before "database is locked". The
+# labelling app waits less (`python -m annotate` sets 5) and keeps the label to retry instead.
+SQLITE_BUSY_TIMEOUT_ENV = "NLCE_SQLITE_BUSY_TIMEOUT_S"
+
+
+def _sqlite_busy_timeout_s() -> float:
+    return float(os.environ.get(SQLITE_BUSY_TIMEOUT_ENV, 30))
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -59,7 +68,8 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=30000")  # concurrent writers wait instead of failing
+    # concurrent writers wait instead of failing
+    cursor.execute(f"PRAGMA busy_timeout={int(_sqlite_busy_timeout_s() * 1000)}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
@@ -75,18 +85,37 @@ def _sqlite_begin_before_savepoint(connection, _name) -> None:
         dbapi_connection.execute("BEGIN IMMEDIATE")
 
 
+def _tagging_errors_with(url: str):
+    """A handle_error listener naming the database (password hidden) on its errors: `nlce.cli`
+    and the app's outage line print it. (The event's context has no engine for pool pings.)"""
+    from nlce.cli import DATABASE_URL_ATTRIBUTE
+
+    shown = make_url(url).render_as_string(hide_password=True)
+
+    def tag(context) -> None:
+        for error in (context.sqlalchemy_exception, context.original_exception):
+            try:
+                setattr(error, DATABASE_URL_ATTRIBUTE, shown)
+            except (AttributeError, TypeError):  # some driver exceptions take no attributes
+                pass
+
+    return tag
+
+
 @lru_cache(maxsize=16)
 def get_engine(url: str | None = None) -> Engine:
     """An engine for the URL (cached per URL), with the schema created if it is missing."""
     url = resolve_url(url)
     is_sqlite = make_url(url).get_backend_name() == "sqlite"
     if is_sqlite:
-        kwargs = {"connect_args": {"check_same_thread": False, "timeout": 30}}
+        kwargs = {"connect_args": {"check_same_thread": False,
+                                   "timeout": _sqlite_busy_timeout_s()}}
     else:  # a team server: one Streamlit process serves every annotator from this pool
         kwargs = {"pool_pre_ping": True,
                   "pool_size": int(os.environ.get(POOL_SIZE_ENV, 5)),
                   "max_overflow": int(os.environ.get(POOL_OVERFLOW_ENV, 10))}
     engine = create_engine(url, **kwargs)
+    event.listen(engine, "handle_error", _tagging_errors_with(url))
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "savepoint", _sqlite_begin_before_savepoint)
@@ -121,16 +150,81 @@ def init_schema(engine: Engine) -> None:
         session.commit()
 
 
+class FairGate:
+    """At most `slots` holders at once, admitted strictly in arrival order.
+
+    SQLAlchemy's pool hands a returned connection to whichever thread asks first, so a thread
+    that gives one back and asks again at once (the label page: save, then load the next item)
+    keeps winning, and others wait again and again (bench/annotate_load.py: p99 2-9 s at N=32-64
+    while p50 stays under 100 ms). Here a released slot goes to the longest waiter. A thread
+    that already holds a slot (a session inside a session) passes without a second one; one
+    that waited `timeout` seconds goes on to the pool, whose own timeout then applies."""
+
+    def __init__(self, slots: int, timeout: float = 30.0):
+        self._free = slots
+        self._timeout = timeout
+        self._mutex = threading.Lock()
+        self._waiters: deque[threading.Lock] = deque()
+        self._held = threading.local()
+
+    def enter(self) -> bool:
+        """Wait for a slot; True when this call took one (then call `leave()`)."""
+        if getattr(self._held, "depth", 0):
+            return False
+        with self._mutex:
+            if self._free > 0 and not self._waiters:
+                self._free -= 1
+                self._held.depth = 1
+                return True
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiters.append(turn)
+        if not turn.acquire(timeout=self._timeout):
+            with self._mutex:
+                if turn in self._waiters:  # not handed a slot: give up the place in line
+                    self._waiters.remove(turn)
+                    return False
+        self._held.depth = 1  # handed over by leave(): the slot was never freed in between
+        return True
+
+    def leave(self) -> None:
+        self._held.depth = 0
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().release()
+            else:
+                self._free += 1
+
+
+@lru_cache(maxsize=16)
+def _gate(url: str) -> FairGate | None:
+    """One gate per server database, as wide as its pool (SQLite needs none: one file, and
+    its own lock orders the writers)."""
+    pool = get_engine(url).pool
+    size = getattr(pool, "size", None)
+    if make_url(url).get_backend_name() == "sqlite" or size is None:
+        return None
+    return FairGate(size() + max(0, getattr(pool, "_max_overflow", 0)))
+
+
 @contextmanager
 def session_scope(url: str | None = None) -> Iterator[Session]:
-    """A session that commits on success and rolls everything back on any error."""
-    with Session(get_engine(url)) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+    """A session that commits on success and rolls everything back on any error. On a server
+    database, sessions wait for a connection in arrival order (FairGate)."""
+    url = resolve_url(url)
+    gate = _gate(url)
+    held = gate.enter() if gate else False
+    try:
+        with Session(get_engine(url)) as session:
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+    finally:
+        if held:
+            gate.leave()
 
 
 def table_counts(url: str | None) -> dict[str, int]:

@@ -4,4 +4,6 @@ import sys
 from db.__main__ import main
 
 if __name__ == "__main__":
-    sys.exit(main(["import", *sys.argv[1:]]))
+    from nlce.cli import run_main
+
+    sys.exit(run_main(main, ["import", *sys.argv[1:]], prog="python -m db.import"))

@@ -379,4 +379,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlce.cli import run_main
+
+    sys.exit(run_main(main, prog="python -m judges.report"))

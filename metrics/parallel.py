@@ -208,6 +208,43 @@ class ProcessPoolExecutor(Executor):
         return f"process x{self.workers} ({self.threads} torch thread(s) each)"
 
 
+RAY_CONNECT_TIMEOUT_ENV = "NLCE_RAY_CONNECT_TIMEOUT_S"  # default 10 s
+
+
+def _ray_bootstrap_address(address: str) -> str | None:
+    """host:port behind an --address ("auto": $RAY_ADDRESS or the file `ray start` writes);
+    None when Ray itself will say at once that there is nothing to join."""
+    if address == "auto":
+        address = os.environ.get("RAY_ADDRESS", "")
+        if not address:
+            try:
+                with open("/tmp/ray/ray_current_cluster") as handle:
+                    address = handle.read().strip()
+            except OSError:
+                return None
+    address = address.split("://", 1)[-1].rstrip("/")
+    return address if ":" in address else None
+
+
+def check_ray_reachable(address: str) -> None:
+    """Fail in seconds, with the address, where ray.init would wait minutes for a head node that
+    is not there (it retries silently, printing only its own warnings)."""
+    target = _ray_bootstrap_address(address)
+    if target is None:
+        return
+    host, _, port = target.rpartition(":")
+    timeout = float(os.environ.get(RAY_CONNECT_TIMEOUT_ENV, 10))
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as error:
+        reason = "no answer" if isinstance(error, socket.timeout) else (
+            error.strerror or str(error) if isinstance(error, OSError) else str(error))
+        raise ExecutorError(
+            f"no Ray cluster reachable at {address} ({target}: {reason} within {timeout:g} s; "
+            f"${RAY_CONNECT_TIMEOUT_ENV} sets the wait): start one with `ray start --head` or "
+            f"fix --address") from None
+
+
 class RayExecutor(Executor):
     """Ray tasks on a cluster (`address`: "auto", "ray://host:10001", or None for a local one).
 
@@ -253,6 +290,8 @@ class RayExecutor(Executor):
                 # installed instead).
                 os.environ["PYTHONPATH"] = os.pathsep.join(
                     p for p in sys.path if p and os.path.isdir(p))
+            if self.address:
+                check_ray_reachable(self.address)
             try:
                 ray.init(**kwargs)
             except (ConnectionError, RuntimeError, ValueError) as error:

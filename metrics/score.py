@@ -136,4 +136,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlce.cli import run_main
+
+    sys.exit(run_main(main, prog="python -m metrics.score"))

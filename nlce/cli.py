@@ -34,8 +34,44 @@ def run_main(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[
     except Exception as error:  # noqa: BLE001 - the last net: one line, exit 2
         if os.environ.get(DEBUG_ENV):
             raise
+        database = database_error_line(error)
+        if database:
+            print(f"{prog or 'nlce'}: error: {database}", file=sys.stderr)
+            return EXIT_ERROR
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         print(f"{prog or 'nlce'}: error: {type(error).__name__}: {message}"
               f" (set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_OK if code is None else int(code)
+
+
+# db.engine tags every database error with the URL it came from (password hidden) under this
+# attribute, so that the one line can name the database without this module importing db.
+DATABASE_URL_ATTRIBUTE = "nlce_database_url"
+
+
+def is_database_unavailable(error: BaseException) -> bool:
+    """A database that cannot be reached or written (server down, disk full, read-only file,
+    SQLite locked past its timeout): SQLAlchemy's OperationalError or the driver's own."""
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    if isinstance(error, (OperationalError, sqlite3.OperationalError)):
+        return True
+    try:
+        import psycopg
+    except ImportError:  # SQLite-only installs
+        return False
+    return isinstance(error, psycopg.OperationalError)
+
+
+def database_error_line(error: BaseException) -> str | None:
+    """"database unavailable or not writable: URL: first line of the driver's message" for a
+    database error (None for anything else)."""
+    if not is_database_unavailable(error):
+        return None
+    cause = getattr(error, "orig", None) or error
+    lines = str(cause).strip().splitlines()
+    url = getattr(error, DATABASE_URL_ATTRIBUTE, None) or "(database)"
+    return f"database unavailable or not writable: {url}: {lines[0] if lines else type(cause).__name__}"

@@ -49,9 +49,10 @@ class TemporaryPostgres:
     """A running server; `url(database)` gives a SQLAlchemy URL, `create_database()` a fresh one."""
 
     def __init__(self, datadir: Path, port: int, bindir: Path, run_as: str | None,
-                 password: str | None = None):
+                 password: str | None = None, durable: bool = False):
         self.datadir, self.port, self.bindir, self.run_as = datadir, port, bindir, run_as
         self.password = password  # None: trust auth; else scram-sha-256 with this password
+        self.durable = durable  # fsync on (benchmarks of commit latency); off for tests
 
     def url(self, database: str = "postgres") -> str:
         """The URL without a password (pass it by a pgpass file or `self.password`)."""
@@ -71,10 +72,15 @@ class TemporaryPostgres:
         if result.returncode != 0:
             raise PostgresUnavailable(f"{' '.join(args[:2])} failed: {result.stderr.strip()}")
 
+    def _options(self) -> str:
+        durability = ("-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+                      if self.durable else
+                      "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+        return (f"-p {self.port} -k {self.datadir} -c listen_addresses=127.0.0.1 {durability} "
+                "-c max_connections=200")
+
     def start(self) -> None:
-        options = (f"-p {self.port} -k {self.datadir} -c listen_addresses=127.0.0.1 "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-                   "-c max_connections=200")
+        options = self._options()
         auth = ["--auth=trust"]
         if self.password is not None:  # initdb reads the superuser's password from a file
             pwfile = self.datadir.parent / "pwfile"
@@ -88,13 +94,19 @@ class TemporaryPostgres:
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-o", options,
                   "-l", str(self.datadir / "server.log"), "-w", "-t", "60", "start")
 
+    def restart(self) -> None:
+        """Start the server again after `stop()` (same data, same port)."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-o", self._options(),
+                  "-l", str(self.datadir / "server.log"), "-w", "-t", "60", "start")
+
     def stop(self) -> None:
         subprocess.run([str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", "fast",
                         "-w", "stop"], user=self.run_as, capture_output=True)
 
 
 @contextmanager
-def temporary_postgres(password: str | None = None) -> Iterator[TemporaryPostgres]:
+def temporary_postgres(password: str | None = None, *,
+                       durable: bool = False) -> Iterator[TemporaryPostgres]:
     """A server for the duration of the block; with `password`, it asks for it (scram)."""
     bindir = find_pg_bindir()
     parent = Path(tempfile.mkdtemp(prefix="nlce-pg-"))
@@ -104,7 +116,7 @@ def temporary_postgres(password: str | None = None) -> Iterator[TemporaryPostgre
         run_as = "postgres"
         user = pwd.getpwnam(run_as)
         os.chown(parent, user.pw_uid, user.pw_gid)
-    server = TemporaryPostgres(datadir, _free_port(), bindir, run_as, password)
+    server = TemporaryPostgres(datadir, _free_port(), bindir, run_as, password, durable)
     try:
         server.start()
         yield server

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlmodel import Session
 
 from annotate.service.errors import ItemGoneError, LabelError, NotAssignedError
@@ -63,40 +63,70 @@ def _require_assignment(session: Session, generation_id: int, annotator_id: int)
 
 
 def own_label(session: Session, generation_id: int, annotator_id: int) -> OwnLabel:
-    row = session.exec(select(m.Annotation).where(
+    # One query: the row, its codes (aggregated) and how many saves its history holds.
+    codes = (select(func.aggregate_strings(m.AnnotationCode.code, " "))
+             .where(m.AnnotationCode.annotation_id == m.Annotation.id).scalar_subquery())
+    history = (select(func.count()).select_from(m.AnnotationEvent)
+               .where(m.AnnotationEvent.annotation_id == m.Annotation.id).scalar_subquery())
+    row = session.execute(select(
+        m.Annotation.accuracy, m.Annotation.note, m.Annotation.seconds_spent,
+        m.Annotation.status, m.Annotation.revision, codes, history).where(
         m.Annotation.generation_id == generation_id,
-        m.Annotation.annotator_id == annotator_id)).scalars().first()
+        m.Annotation.annotator_id == annotator_id)).first()
     if row is None:
         return OwnLabel()
-    codes = session.exec(select(m.AnnotationCode.code).where(
-        m.AnnotationCode.annotation_id == row.id).order_by(m.AnnotationCode.code)).scalars().all()
-    history = session.exec(select(func.count()).select_from(m.AnnotationEvent).where(
-        m.AnnotationEvent.annotation_id == row.id)).scalar_one()
-    return OwnLabel(row.accuracy, tuple(codes), row.note or "", float(row.seconds_spent or 0),
-                    row.status, row.revision, int(history))
+    accuracy, note, seconds, status, revision, joined, saves = row
+    return OwnLabel(accuracy, tuple(sorted((joined or "").split())), note or "",
+                    float(seconds or 0), status, revision, int(saves))
+
+
+def _check_assigned(session: Session, generation_id: int, annotator_id: int) -> None:
+    """ItemGoneError or NotAssignedError, in one query (the label page's hot path)."""
+    found = session.execute(
+        select(m.Generation.id, m.Assignment.id).select_from(m.Generation)
+        .outerjoin(m.Assignment, and_(m.Assignment.generation_id == m.Generation.id,
+                                      m.Assignment.annotator_id == annotator_id))
+        .where(m.Generation.id == generation_id).limit(1)).first()
+    if found is None:
+        _require_generation(session, generation_id)  # raises ItemGoneError
+    if found is None or found[1] is None:
+        _require_assignment(session, generation_id, annotator_id)  # raises NotAssignedError
 
 
 def load_item(session: Session, generation_id: int, annotator_id: int) -> ItemView:
-    """Everything the item view shows, with the caller's own label only (blind by design)."""
-    generation = _require_generation(session, generation_id)
-    _require_assignment(session, generation_id, annotator_id)
-    target = session.get(m.Target, generation.target_id)
-    source = (session.get(m.SourceFile, target.source_file_id)
-              if target.source_file_id is not None else None)
-    in_file = {} if source is None else dict(
-        language=source.natural_language, programming_language=source.programming_language or "",
-        path=source.path or "", content=source.content or "", span_start=target.span_start,
-        span_end=target.span_end)
-    pairs_item = dict(language=target.natural_language or "", programming_language="",
-                      path=target.external_id or "", content="", span_start=0, span_end=0)
+    """Everything the item view shows, with the caller's own label only (blind by design).
+    The item, its target and file (none for a pairs target) and the assignment check are one
+    query."""
+    row = session.execute(
+        select(m.Generation.id, m.Generation.model, m.Generation.predicted_comment,
+               m.Generation.raw_output, m.Target.span_start, m.Target.span_end,
+               m.Target.original_comment, m.Target.source_file_id, m.Target.external_id,
+               m.Target.context, m.Target.natural_language.label("item_language"),
+               m.SourceFile.natural_language, m.SourceFile.programming_language,
+               m.SourceFile.path, m.SourceFile.content,
+               m.Assignment.id.label("assignment_id"))
+        .select_from(m.Generation)
+        .join(m.Target, m.Target.id == m.Generation.target_id)
+        .outerjoin(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+        .outerjoin(m.Assignment, and_(m.Assignment.generation_id == m.Generation.id,
+                                      m.Assignment.annotator_id == annotator_id))
+        .where(m.Generation.id == generation_id).limit(1)).first()
+    if row is None or row.assignment_id is None:
+        _check_assigned(session, generation_id, annotator_id)
+    is_pairs = row.source_file_id is None
+    place = (dict(language=row.item_language or "", programming_language="",
+                  path=row.external_id or "", content="", span_start=0, span_end=0)
+             if is_pairs else
+             dict(language=row.natural_language, programming_language=row.programming_language or "",
+                  path=row.path or "", content=row.content or "", span_start=row.span_start,
+                  span_end=row.span_end))
+    predicted, raw = row.predicted_comment or "", row.raw_output or ""
     return ItemView(
-        generation_id=generation.id, model=generation.model,
-        original_comment=target.original_comment or "",
-        predicted_comment=generation.predicted_comment or "",
-        raw_output=generation.raw_output or "",
+        generation_id=row.id, model=row.model, original_comment=row.original_comment or "",
+        predicted_comment=predicted, raw_output=raw,
         own=own_label(session, generation_id, annotator_id),
-        is_pairs=source is None, context=(target.context or "") if source is None else "",
-        model_wrote_nothing=generation.is_empty, **(in_file or pairs_item))
+        is_pairs=is_pairs, context=(row.context or "") if is_pairs else "",
+        model_wrote_nothing=not predicted.strip() and not raw.strip(), **place)
 
 
 def own_history(session: Session, generation_id: int, annotator_id: int) -> list[dict]:
@@ -146,8 +176,7 @@ def save_label(session: Session, *, generation_id: int, annotator_id: int,
 
     Raises ItemGoneError (generation deleted), NotAssignedError, LabelError (unknown code or
     label) or db.annotations.StaleAnnotationError (someone saved since `expected_revision`)."""
-    _require_generation(session, generation_id)
-    _require_assignment(session, generation_id, annotator_id)
+    _check_assigned(session, generation_id, annotator_id)
     if accuracy is not None:
         try:
             accuracy = AccuracyLabel.parse(accuracy).value
@@ -162,7 +191,7 @@ def save_label(session: Session, *, generation_id: int, annotator_id: int,
         row = save_annotation(session, generation_id=generation_id, annotator_id=annotator_id,
                               accuracy=accuracy, codes=list(checked), note=note or "",
                               seconds_spent=float(seconds_spent), status=status,
-                              expected_revision=expected_revision or 0)
+                              expected_revision=expected_revision or 0, checked=True)
     except AnnotationError as error:
         if isinstance(error, StaleAnnotationError):
             raise

@@ -9,7 +9,7 @@ import time
 
 import streamlit as st
 
-from annotate import service, ui
+from annotate import outage, service, ui
 from annotate.render import code_html, diff_html, output_overflow
 from taxonomy import default_taxonomy
 
@@ -66,12 +66,11 @@ def _save(status: str | None = None) -> bool:
     status = status or service.status_after_change(item.get("status"), item.get("accuracy"))
     codes, note = _codes_from_widgets(), _note_from_widget()
     seconds = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
+    label = dict(generation_id=item["gid"], annotator_id=user.id, accuracy=item.get("accuracy"),
+                 codes=codes, note=note, seconds_spent=seconds, status=status,
+                 expected_revision=item.get("revision"))
     try:
-        with ui.db() as session:
-            saved = service.save_label(
-                session, generation_id=item["gid"], annotator_id=user.id,
-                accuracy=item.get("accuracy"), codes=codes, note=note, seconds_spent=seconds,
-                status=status, expected_revision=item.get("revision"))
+        saved = _store(label)
     except (service.ItemGoneError, service.NotAssignedError) as error:
         ui.flash("warning", str(error))
         S.pop("lbl_gid", None)
@@ -82,17 +81,61 @@ def _save(status: str | None = None) -> bool:
         _reload_item()
         return False
     except service.StaleAnnotationError:
-        attempted = (f"accuracy {item.get('accuracy') or '-'}, codes {' '.join(codes) or '-'}, "
-                     f"note {note!r}")
-        ui.flash("error", f"Not saved: item #{item['gid']} was changed in another tab or "
-                          f"session since you opened it. The stored version is shown now; "
-                          f"your change was: {attempted}. Apply it again if it still holds.")
+        _say_stale(label)
         _reload_item()
         return False
+    except Exception as error:
+        if not outage.is_database_unavailable(error):
+            raise
+        outage.keep(label)  # stored by _flush_pending once the database is back
+        return False
+    outage.forget()  # a newer label was stored: an older kept one must not follow it
     item.update(revision=saved.revision, status=saved.status)
     if "lbl_queue" in S:
         S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
     S["lbl_saved_at"] = time.strftime("%H:%M:%S")
+    return True
+
+
+def _store(label: dict) -> service.Saved:
+    with ui.db() as session:
+        return service.save_label(session, **label)
+
+
+def _say_stale(label: dict) -> None:
+    attempted = (f"accuracy {label['accuracy'] or '-'}, codes {' '.join(label['codes']) or '-'},"
+                 f" note {label['note']!r}")
+    ui.flash("error", f"Not saved: item #{label['generation_id']} was changed in another tab or "
+                      f"session since you opened it. The stored version is shown now; "
+                      f"your change was: {attempted}. Apply it again if it still holds.")
+
+
+def _flush_pending() -> bool:
+    """Store the label kept during a database outage; False while the database is still out
+    (the page then shows only the outage line and retries)."""
+    label = outage.pending()
+    if label is None:
+        return True
+    if not outage.retry_due():
+        return False
+    try:
+        _store(label)
+    except Exception as error:
+        if outage.is_database_unavailable(error):
+            return False
+        outage.forget()
+        if isinstance(error, service.StaleAnnotationError):
+            _say_stale(label)
+        elif isinstance(error, (service.ItemGoneError, service.NotAssignedError,
+                                service.LabelError)):
+            ui.flash("warning", str(error))
+        else:
+            raise
+    else:
+        outage.forget()
+        ui.flash("success", f"The database is back: your label of item "
+                            f"#{label['generation_id']} is saved.")
+    _reload_item()  # show what is stored now
     return True
 
 
@@ -294,6 +337,9 @@ def _history(view: service.ItemView, user) -> None:
 
 def page() -> None:
     user = ui.current_user()
+    if not _flush_pending():
+        outage.wait_for_database()
+        return
     ui.show_flash()
     state = _queue(user)
     queue = state.entries

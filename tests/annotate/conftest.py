@@ -53,6 +53,12 @@ def _seeded(url: str, monkeypatch):
 
 
 @pytest.fixture
+def seed_database():
+    """The seeding function itself, for a test that brings its own database server."""
+    return _seed
+
+
+@pytest.fixture
 def app_db(db_url, monkeypatch):
     """The URL of a seeded SQLite database, also in $NLCE_DATABASE_URL for the app."""
     yield from _seeded(db_url, monkeypatch)
@@ -79,6 +85,7 @@ def ids(app_db):
 class RunningApp:
     proc: subprocess.Popen
     port: int
+    log: Path  # what the command printed (stdout and stderr)
 
     @property
     def url(self) -> str:
@@ -113,12 +120,13 @@ def launch_app(tmp_path):
     started: list[subprocess.Popen] = []
     log_path = tmp_path / "server.log"
 
-    def launch(db_url: str, port: int | None = None) -> RunningApp:
+    def launch(db_url: str, port: int | None = None, extra_args: tuple[str, ...] = ()
+               ) -> RunningApp:
         port = port or free_port()
         env = {**os.environ, "NLCE_DATABASE_URL": db_url, "HOME": str(tmp_path)}
         with open(log_path, "a") as log:
             proc = subprocess.Popen([sys.executable, "-m", "annotate", "--db", db_url, "--port",
-                                     str(port)], cwd=ROOT, env=env, stdout=log,
+                                     str(port), *extra_args], cwd=ROOT, env=env, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         started.append(proc)
         deadline = time.time() + 60
@@ -127,7 +135,7 @@ def launch_app(tmp_path):
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
                                             timeout=2) as r:
                     if r.status == 200:
-                        return RunningApp(proc, port)
+                        return RunningApp(proc, port, log_path)
             except OSError:
                 pass
             if proc.poll() is not None or time.time() > deadline:

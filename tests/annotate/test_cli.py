@@ -57,3 +57,30 @@ def test_stopping_the_command_stops_the_server_and_frees_the_port(app_db, launch
         urllib.request.urlopen(f"{app.url}/_stcore/health", timeout=2)
     again = launch_app(app_db, port=app.port)  # the next start gets the port
     assert again.proc.poll() is None
+
+
+def test_serving_to_the_network_without_tls_warns_at_start(app_db, launch_app):
+    app = launch_app(app_db, extra_args=("--address", "0.0.0.0"))
+    log = app.log.read_text()
+    assert f"warning: serving on http://0.0.0.0:{app.port} without TLS" in log
+    assert "--tls-cert" in log and "--behind-tls-proxy" in log
+
+
+def test_no_tls_warning_on_loopback_or_behind_a_proxy(app_db, launch_app, capsys):
+    from annotate.__main__ import clear_text_warning
+
+    app = launch_app(app_db)  # 127.0.0.1: nobody else can listen in
+    assert "without TLS" not in app.log.read_text()
+    assert clear_text_warning("0.0.0.0", 8501, tls=False, behind_proxy=True) == ""
+    assert clear_text_warning("10.0.0.5", 8501, tls=True, behind_proxy=False) == ""
+    with pytest.raises(SystemExit) as stop:
+        main(["--db", app_db, "--tls-cert", "missing.pem"])
+    assert stop.value.code == 2
+    assert "--tls-cert and --tls-key go together" in capsys.readouterr().err
+
+
+def test_annotators_never_see_error_details():
+    from annotate.__main__ import streamlit_command
+
+    command = streamlit_command(8501, "127.0.0.1")
+    assert command[command.index("--client.showErrorDetails") + 1] == "none"

@@ -85,3 +85,95 @@ def test_user_text_in_markdown_elements_renders_as_typed():
     assert not re.search(r"<(img|a|strong|code|h1|script)\b", html), html
     assert html == "<p>" + (evil.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
                             .replace('"', "&quot;")) + "</p>\n"
+
+
+# ------------------------------------------------------------------------------ bounded time
+
+def _words(n_chars: int, seed: int) -> str:
+    """Comment-like text of about n_chars from a small vocabulary: many repeated tokens, the
+    costly case for a word diff."""
+    import random
+
+    rng = random.Random(seed)
+    vocabulary = ["zwraca", "sumę", "listy", "the", "value", "返回", "of", "liczb", "x", "."]
+    words, size = [], 0
+    while size < n_chars:
+        words.append(rng.choice(vocabulary))
+        size += len(words[-1]) + 1
+    return " ".join(words)
+
+
+def _elapsed_in_child(function, *args, limit_s: float) -> float | None:
+    """Seconds `function(*args)` takes in a forked process; None when it runs past limit_s (the
+    child is then stopped, so a stall fails the test instead of hanging the suite)."""
+    import multiprocessing
+    import time
+
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+
+    def timed():
+        started = time.perf_counter()
+        function(*args)
+        results.put(time.perf_counter() - started)
+
+    child = context.Process(target=timed, daemon=True)
+    child.start()
+    child.join(limit_s)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        return None
+    return results.get(timeout=5)
+
+
+def _bound(small_s: float) -> float:
+    # Generous: the 2 MB case may cost a few times the small one (reading the text once), never
+    # the hundreds of times a quadratic diff costs (6 s at 20 kB, 43 s at 39 kB before).
+    return 20 * small_s + 0.5
+
+
+def test_a_two_megabyte_comment_diffs_in_bounded_time():
+    small = (_words(3_000, 1), _words(3_000, 2))
+    big = (_words(2_000_000, 3), _words(2_000_000, 4))
+    small_s = _elapsed_in_child(diff_html, *small, limit_s=60)
+    assert small_s is not None
+    big_s = _elapsed_in_child(diff_html, *big, limit_s=_bound(small_s))
+    assert big_s is not None, f"2 MB diff ran past {_bound(small_s):.2f}s (3 kB: {small_s:.3f}s)"
+
+
+def test_a_long_comment_is_cut_with_a_note_and_keeps_its_start():
+    from annotate.render import DIFF_MAX_CHARS
+
+    original = _words(50_000, 5)
+    out = diff_html(original, original + " extra")
+    assert f"of {len(original):,})" in out and "more characters not shown" in out
+    left, _ = comment_diff(original, "other")
+    shown = "".join(s.text for s in left)
+    assert shown == original[:DIFF_MAX_CHARS]
+
+
+def test_a_small_change_in_a_long_comment_is_still_marked_word_by_word():
+    from annotate.render import DIFF_MAX_CHARS
+
+    base = _words(DIFF_MAX_CHARS - 200, 6)
+    left, right = comment_diff(base + " alpha tail", base + " omega tail")
+    assert [s.text for s in left if s.op == "delete"] == ["alpha"]
+    assert [s.text for s in right if s.op == "insert"] == ["omega"]
+
+
+def test_overflow_of_a_two_megabyte_output_is_found_in_bounded_time():
+    # The comment's end is nowhere in the raw output: the costly path (the primer search).
+    small = (_words(3_000, 7), _words(3_000, 8) + " QZX")
+    big = (_words(2_000_000, 9), _words(2_000_000, 10) + " QZX")
+    small_s = _elapsed_in_child(output_overflow, *small, limit_s=60)
+    assert small_s is not None
+    big_s = _elapsed_in_child(output_overflow, *big, limit_s=_bound(small_s))
+    assert big_s is not None, f"2 MB overflow check ran past {_bound(small_s):.2f}s"
+
+
+def test_overflow_after_a_long_primer_continuation():
+    comment = "# " + _words(10_000, 11)
+    continuation = comment[5_000:]  # the model's output starts inside the comment
+    assert output_overflow(continuation + "\nreturn x", comment).strip() == "return x"
+    assert output_overflow(continuation, comment) == ""
