@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sqlalchemy.engine import make_url
+
 from db.engine import (add_database_argument, password_in_flag, resolve_url, session_scope,
                        shown_url, table_counts, without_password)
 
@@ -213,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from sqlalchemy.exc import SQLAlchemyError
 
+    from nlce.cli import is_database_unavailable
+
     args = build_parser().parse_args(argv)
     if password_in_flag(args.db):
         print("warning: the password in --db is visible to every user of this machine (ps); "
@@ -227,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except SQLAlchemyError as error:  # the server refused us, or the database is damaged
+        if is_database_unavailable(error):
+            raise  # the one line every CLI prints for it: nlce.cli.run_main
         first = (str(getattr(error, "orig", None) or error).strip().splitlines() or [""])[0]
         print(f"database error ({shown_url(resolve_url(args.db))}): "
               f"{without_password(first, resolve_url(args.db))}", file=sys.stderr)

@@ -39,7 +39,8 @@ def test_password_from_a_pgpass_file(guarded_server, tmp_path):
     refused = _db(["info", "--db", url], tmp_path)
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
-    assert refused.stderr.startswith("database error (postgresql+psycopg://nlce@127.0.0.1")
+    assert ("error: database unavailable or not writable: postgresql+psycopg://nlce@127.0.0.1"
+            in refused.stderr)
     pgpass = tmp_path / "pgpass"
     pgpass.write_text(f"127.0.0.1:{guarded_server.port}:*:nlce:{PASSWORD}\n", encoding="utf-8")
     pgpass.chmod(0o600)  # libpq ignores a pgpass file others can read
