@@ -52,6 +52,43 @@ def db() -> Iterator:
         st.stop()
 
 
+# Streamlit's shortcuts stay silent while focus is in a field, a checkbox included. This keeps
+# focus where they work: a clicked checkbox lets go of it, Esc leaves any field (the note is
+# saved as it loses focus), `C` goes to the code picker and `M` to the note.
+KEYBOARD_JS = """<script>
+(() => {
+  if (window.nlceKeyboard) return;
+  window.nlceKeyboard = true;
+  const field = (t) => t && (t.isContentEditable || t.tagName === "TEXTAREA"
+    || t.tagName === "SELECT" || t.tagName === "INPUT");
+  const focusIn = (cls, sel) => {
+    const el = document.querySelector("." + cls + " " + sel);
+    if (el) { el.focus(); return true; }
+    return false;
+  };
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (e.key === "Escape" && field(t)) { t.blur(); return; }
+    if (field(t)) return;
+    const key = e.key.toLowerCase();
+    if (key === "c" && focusIn("st-key-lbl_codepick", "input")) e.preventDefault();
+    else if (key === "m" && focusIn("st-key-lbl_note_", "textarea")) e.preventDefault();
+  }, true);
+  document.addEventListener("change", (e) => {
+    const t = e.target;
+    if (t && t.tagName === "INPUT" && (t.type === "checkbox" || t.type === "radio")) {
+      setTimeout(() => t.blur(), 0);
+    }
+  }, true);
+})();
+</script>"""
+
+
+def keyboard_helper() -> None:
+    st.html(KEYBOARD_JS, unsafe_allow_javascript=True)
+
+
 def inject_css() -> None:
     st.html(PAGE_CSS + f"<style>{code_css()}</style>")
 

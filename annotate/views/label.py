@@ -15,6 +15,7 @@ from taxonomy import default_taxonomy
 
 SHORTCUTS = {"correct": "1", "partial": "2", "incorrect": "3", "prev": "P", "next": "N",
              "save": "S", "skip": "K", "flag": "F"}
+PICKER_KEY = "lbl_codepick"  # the type-to-filter code picker; `C` focuses it (ui.KEYBOARD_JS)
 ACCURACY_ORDER = ("correct", "partial", "incorrect")  # as the study's Table 2 lists them
 QUEUE_MAX_AGE_S = 300  # re-read the whole queue this often, to pick up new assignments
 
@@ -108,6 +109,17 @@ def on_accuracy(label: str) -> None:
 
 
 def on_change() -> None:
+    _save()
+
+
+def on_pick() -> None:
+    """A code chosen in the picker toggles its checkbox; the picker empties for the next one."""
+    picked = S.get(PICKER_KEY) or []
+    S[PICKER_KEY] = []
+    if not picked:
+        return
+    for code in picked:
+        S[_wkey("code", code)] = not S.get(_wkey("code", code), False)
     _save()
 
 
@@ -248,6 +260,10 @@ def _label_column(view: service.ItemView, lang: str) -> None:
         col.button(name, key=f"lbl_acc_{label}", help=description, on_click=on_accuracy,
                    args=(label,), shortcut=SHORTCUTS[label], width="stretch",
                    type="primary" if item.get("accuracy") == label else "secondary")
+    st.multiselect("Codes", [c.id for c in taxonomy.labelable()], key=PICKER_KEY,
+                   on_change=on_pick, label_visibility="collapsed",
+                   format_func=lambda c: f"{c} {taxonomy.code(c).text('name', lang)}",
+                   placeholder="C: type a code or its name, Enter adds or removes it, Esc ends")
     for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
         with column:
             for title, codes in groups:
@@ -271,8 +287,10 @@ def _label_column(view: service.ItemView, lang: str) -> None:
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
     st.html('<div class="nlce-keys">Keys: <kbd>1</kbd> correct · <kbd>2</kbd> partial · '
             '<kbd>3</kbd> incorrect · <kbd>N</kbd> next · <kbd>P</kbd> previous · '
-            '<kbd>S</kbd> save &amp; next open item · <kbd>K</kbd> skip · <kbd>F</kbd> flag. '
+            '<kbd>S</kbd> save &amp; next open item · <kbd>K</kbd> skip · <kbd>F</kbd> flag · '
+            '<kbd>C</kbd> codes · <kbd>M</kbd> note · <kbd>Esc</kbd> leave a field. '
             'Every change is saved at once; hover a code for its criteria.</div>')
+    ui.keyboard_helper()
 
 
 def _history(view: service.ItemView, user) -> None:
