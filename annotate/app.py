@@ -8,8 +8,12 @@ import streamlit as st
 
 from annotate import service, ui
 
+# An "About" entry keeps the app menu, and with it the theme choice (light, dark, system), in
+# the minimal toolbar `python -m annotate` asks for.
 st.set_page_config(page_title="Comment labelling", page_icon="🏷️", layout="wide",
-                   initial_sidebar_state="collapsed")  # the item view needs the width
+                   initial_sidebar_state="collapsed",  # the item view needs the width
+                   menu_items={"About": "Comment labelling for nlcomment-eval: annotators label "
+                                        "LLM-generated code comments in their native language."})
 ui.inject_css()
 
 

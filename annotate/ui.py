@@ -27,11 +27,17 @@ PAGE_CSS = """
 .block-container { padding-top: 4.2rem !important; padding-bottom: 0.5rem !important; }
 [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 [data-testid="stCheckbox"] label p { font-size: 0.84rem; }
+/* code names show whole (Greek and Polish ones are long): wrap, never cut with an ellipsis */
+[data-testid="stCheckbox"] label p, [data-testid="stCheckbox"] label div {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 [data-testid="stCheckbox"] { min-height: 1.35rem; }
-.nlce-cat { font-size: 0.78rem; font-weight: 600; color: #555; margin: 0.1rem 0 -0.2rem 0; }
-.nlce-head { font-size: 0.9rem; color: #333; }
-.nlce-keys { font-size: 0.78rem; color: #666; }
-.nlce-keys kbd { border: 1px solid #bbb; border-radius: 3px; padding: 0 4px; background: #f6f6f6; }
+/* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
+.nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
+  margin: 0.1rem 0 -0.2rem 0; }
+.nlce-head { font-size: 0.9rem; color: inherit; }
+.nlce-keys { font-size: 0.78rem; color: light-dark(#595959, #b1bac4); }
+.nlce-keys kbd { border: 1px solid light-dark(#bbbbbb, #59636e); border-radius: 3px;
+  padding: 0 4px; color: inherit; background: light-dark(#f6f6f6, #262c36); }
 </style>
 """
 

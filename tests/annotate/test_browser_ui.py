@@ -74,7 +74,8 @@ def text_contrast(png: bytes) -> float:
     colour, its text the pixel that stands out most from it (antialiased edges are weaker)."""
     from PIL import Image
 
-    pixels = list(Image.open(io.BytesIO(png)).convert("RGB").getdata())
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    pixels = [image.getpixel((x, y)) for y in range(image.height) for x in range(image.width)]
     background = Counter(pixels).most_common(1)[0][0]
     return max(contrast(p, background) for p in set(pixels))
 
@@ -112,3 +113,30 @@ def test_a_whole_item_by_keyboard_codes_included(app_db, launch_app, chromium):
     label = _first_label(app_db, "bas")
     assert (label.accuracy, label.codes, label.note, label.status) == (
         "incorrect", ("LG-GR1",), "plural wrong", "done")
+
+
+def test_both_themes_render_the_comments_readably_and_offer_the_theme_menu(app_db, launch_app,
+                                                                          chromium, tmp_path):
+    """With the system in light and in dark mode: the comment boxes and the header reach the
+    WCAG AA contrast (4.5) on screenshots, and the app menu offers the theme choice."""
+    from playwright.sync_api import expect
+
+    server = launch_app(app_db).url
+    for scheme in ("light", "dark"):
+        context = chromium.new_context(viewport={"width": 1440, "height": 900},
+                                       color_scheme=scheme)
+        page = context.new_page()
+        _sign_in(page, server, "bas")
+        page.screenshot(path=str(tmp_path / f"item_{scheme}.png"))
+        checks = {"predicted comment": page.locator(".nlce-diff-side pre").last,
+                  "original comment": page.locator(".nlce-diff-side pre").first,
+                  "comment in the code": page.locator("mark.nlce-mask"),
+                  "header": page.locator(".nlce-head"),
+                  "keys line": page.locator(".nlce-keys")}
+        for what, element in checks.items():
+            ratio = text_contrast(element.screenshot())
+            assert ratio >= 4.5, f"{scheme} theme: {what} contrast {ratio:.2f} < 4.5"
+        page.locator('[data-testid="stMainMenu"]').click()
+        for theme in ("System", "Light", "Dark"):
+            expect(page.get_by_role("menuitemradio", name=theme)).to_be_visible(timeout=10000)
+        context.close()
