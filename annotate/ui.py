@@ -11,9 +11,10 @@ from typing import Iterator
 
 import streamlit as st
 
-from annotate import service
+from annotate import i18n, service
 from annotate.render import code_css
 from db import resolve_url, session_scope
+from taxonomy import LANGUAGES
 
 USER_KEY = "nlce_user"
 TOKEN_KEY = "nlce_session_token"  # this tab's server-side session (see service.signin)
@@ -31,6 +32,8 @@ PAGE_CSS = """
 [data-testid="stCheckbox"] label p, [data-testid="stCheckbox"] label div {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 [data-testid="stCheckbox"] { min-height: 1.35rem; }
+[data-testid^="stBaseButton"] p { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; }
 /* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
 .nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
   margin: 0.1rem 0 -0.2rem 0; }
@@ -212,7 +215,7 @@ def _recheck(user: service.AnnotatorInfo) -> service.AnnotatorInfo | None:
         if fresh is None:
             try:
                 service.get_annotator(session, user.id, active_only=True)
-                why = "Your session has ended (signed out, or a new password). Sign in again."
+                why = t("session.ended")
             except service.AuthError as error:
                 why = str(error)
     if fresh is None:
@@ -240,6 +243,30 @@ def require_lead() -> service.AnnotatorInfo:
     return user
 
 
+LANGUAGE_KEY = "nlce_ui_lang"
+
+
 def interface_language() -> str:
-    user = current_user()
-    return st.session_state.get("nlce_ui_lang") or (user.interface_language if user else "en")
+    """This tab's choice, else the account's setting, else (signed out) the browser's language
+    when the interface has it, else English."""
+    chosen = st.session_state.get(LANGUAGE_KEY)
+    if chosen:
+        return chosen
+    user = st.session_state.get(USER_KEY)
+    if user is not None:
+        return user.interface_language
+    return browser_language()
+
+
+def browser_language() -> str:
+    try:
+        locale = str(st.context.locale or "")
+    except Exception:  # no browser context (AppTest)
+        locale = ""
+    lang = locale.split("-")[0].lower()
+    return lang if lang in LANGUAGES else "en"
+
+
+def t(key: str, **values: object) -> str:
+    """Interface text `key` in the interface language (annotate/data/messages.yaml)."""
+    return i18n.text(key, interface_language(), **values)

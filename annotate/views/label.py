@@ -10,11 +10,15 @@ import time
 import streamlit as st
 
 from annotate import service, ui
+from annotate.ui import t
 from annotate.render import code_html, diff_html, output_overflow
 from taxonomy import default_taxonomy
 
 SHORTCUTS = {"correct": "1", "partial": "2", "incorrect": "3", "prev": "P", "next": "N",
              "save": "S", "skip": "K", "flag": "F"}
+KEYS_LINE = (("1", "correct"), ("2", "partial"), ("3", "incorrect"), ("N", "next"),
+             ("P", "prev"), ("S", "save"), ("K", "skip"), ("F", "flag"), ("C", "codes"),
+             ("M", "note"), ("Esc", "leave"))
 PICKER_KEY = "lbl_codepick"  # the type-to-filter code picker; `C` focuses it (ui.KEYBOARD_JS)
 ACCURACY_ORDER = ("correct", "partial", "incorrect")  # as the study's Table 2 lists them
 QUEUE_MAX_AGE_S = 300  # re-read the whole queue this often, to pick up new assignments
@@ -74,7 +78,7 @@ def _save(status: str | None = None) -> bool:
                 accuracy=item.get("accuracy"), codes=codes, note=note, seconds_spent=seconds,
                 status=status, expected_revision=item.get("revision"))
     except (service.ItemGoneError, service.NotAssignedError) as error:
-        ui.flash("warning", str(error))
+        ui.flash("warning", _item_error(error, item["gid"]))
         S.pop("lbl_gid", None)
         _reload_item()
         return False
@@ -83,11 +87,9 @@ def _save(status: str | None = None) -> bool:
         _reload_item()
         return False
     except service.StaleAnnotationError:
-        attempted = (f"accuracy {item.get('accuracy') or '-'}, codes {' '.join(codes) or '-'}, "
-                     f"note {note!r}")
-        ui.flash("error", f"Not saved: item #{item['gid']} was changed in another tab or "
-                          f"session since you opened it. The stored version is shown now; "
-                          f"your change was: {attempted}. Apply it again if it still holds.")
+        attempted = t("msg.attempted", accuracy=item.get("accuracy") or "-",
+                      codes=" ".join(codes) or "-", note=repr(note))
+        ui.flash("error", t("msg.stale", gid=item["gid"], attempted=attempted))
         _reload_item()
         return False
     item.update(revision=saved.revision, status=saved.status)
@@ -95,6 +97,12 @@ def _save(status: str | None = None) -> bool:
         S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
     S["lbl_saved_at"] = time.strftime("%H:%M:%S")
     return True
+
+
+def _item_error(error: Exception, gid: int) -> str:
+    """The service's refusal in the interface language."""
+    return t("msg.item_gone" if isinstance(error, service.ItemGoneError) else
+             "msg.not_assigned", gid=gid)
 
 
 # ------------------------------------------------------------------------------ callbacks
@@ -130,8 +138,7 @@ def on_nav(kind: str) -> None:
 def on_save_next() -> None:
     item = _item()
     if not item.get("accuracy"):
-        ui.flash("warning", "Choose an accuracy label first (1 correct, 2 partial, "
-                            "3 incorrect); everything else is already saved.")
+        ui.flash("warning", t("msg.choose_accuracy"))
         return
     if _save("flagged" if item.get("status") == "flagged" else "done"):
         S["lbl_nav"] = "next_open"
@@ -146,8 +153,7 @@ def on_flag() -> None:
     item = _item()
     flagged = item.get("status") == "flagged"
     if _save(("done" if item.get("accuracy") else "draft") if flagged else "flagged"):
-        ui.flash("info", "Flag removed." if flagged else
-                 "Flagged for discussion with the lead (your label is kept).")
+        ui.flash("info", t("msg.flag_removed") if flagged else t("msg.flagged"))
 
 
 # ------------------------------------------------------------------------------ page
@@ -197,16 +203,18 @@ def _header(queue, index, view, progress) -> None:
     entry = queue[index]
     per_lang = " · ".join(f"{lang} {p.done}/{p.assigned}" for lang, p in progress.items()
                           if lang != "*")
-    state = {"todo": "new", "draft": "in progress", "done": "done", "skipped": "skipped",
-             "flagged": "flagged"}[entry.state]
+    state = t(f"state.{entry.state}")
     saved = S.get("lbl_saved_at")
+    position = html.escape(t("label.item_of", n=index + 1, total=len(queue)))
+    counts = html.escape(t("label.progress", done=total.done, assigned=total.assigned,
+                           per_language=per_lang, skipped=total.skipped, flagged=total.flagged))
     st.html(
-        f'<div class="nlce-head"><b>Item {index + 1} of {len(queue)}</b> · #{view.generation_id}'
+        f'<div class="nlce-head"><b>{position}</b> · #{view.generation_id}'
         f" · {html.escape(view.language)} · {html.escape(view.programming_language or '?')} · "
-        f"<code>{html.escape(view.path or '')}</code> · model {html.escape(view.model)}"
-        f" · <b>{state}</b>{' · saved ' + saved if saved else ''}"
-        f"<br>done {total.done}/{total.assigned} ({per_lang}) · skipped {total.skipped}"
-        f" · flagged {total.flagged}</div>")
+        f"<code>{html.escape(view.path or '')}</code> · "
+        f"{html.escape(t('label.model', model=view.model))} · <b>{html.escape(state)}</b>"
+        f"{' · ' + html.escape(t('label.saved_at', time=saved)) if saved else ''}"
+        f"<br>{counts}</div>")
     st.progress(total.fraction)
 
 
@@ -214,20 +222,20 @@ def _code_column(view: service.ItemView) -> None:
     st.html(code_html(view.content, view.span_start, view.span_end,
                       programming_language=view.programming_language, path=view.path))
     st.html(diff_html(view.original_comment, view.predicted_comment,
-                      original_label="Original comment", predicted_label="Predicted comment"))
+                      original_label=t("label.original"), predicted_label=t("label.predicted")))
     overflow = output_overflow(view.raw_output, view.predicted_comment)
     if overflow.strip():
-        st.html('<div class="nlce-overflow"><div class="nlce-diff-head">Raw model output '
-                f"continues after the comment:</div><pre>{html.escape(overflow)}</pre></div>")
+        st.html(f'<div class="nlce-overflow"><div class="nlce-diff-head">'
+                f'{html.escape(t("label.overflow"))}</div><pre>{html.escape(overflow)}</pre></div>')
 
 
 def _criteria(code, lang: str) -> str:
     lines = [f"**{code.id} {code.text('name', lang)}**", code.text("description", lang)]
     inclusion, exclusion = code.text("inclusion", lang), code.text("exclusion", lang)
     if inclusion:
-        lines.append("Include if:\n" + "\n".join(f"- {c}" for c in inclusion))
+        lines.append(t("label.include_if") + "\n" + "\n".join(f"- {c}" for c in inclusion))
     if exclusion:
-        lines.append("Exclude if:\n" + "\n".join(f"- {c}" for c in exclusion))
+        lines.append(t("label.exclude_if") + "\n" + "\n".join(f"- {c}" for c in exclusion))
     return "\n\n".join(lines)
 
 
@@ -240,7 +248,7 @@ def _code_groups(lang: str) -> list[list[tuple[str, list]]]:
     titled = []
     for category, codes in groups.items():
         title = (taxonomy.code(category).text("name", lang)
-                 if category in taxonomy.codes else "Other")
+                 if category in taxonomy.codes else t("label.other_category"))
         titled.append((f"{category} · {title}" if category in taxonomy.codes else title, codes))
     columns: list[list] = [[], [], []]
     height = [0, 0, 0]
@@ -260,10 +268,10 @@ def _label_column(view: service.ItemView, lang: str) -> None:
         col.button(name, key=f"lbl_acc_{label}", help=description, on_click=on_accuracy,
                    args=(label,), shortcut=SHORTCUTS[label], width="stretch",
                    type="primary" if item.get("accuracy") == label else "secondary")
-    st.multiselect("Codes", [c.id for c in taxonomy.labelable()], key=PICKER_KEY,
+    st.multiselect(t("label.codes"), [c.id for c in taxonomy.labelable()], key=PICKER_KEY,
                    on_change=on_pick, label_visibility="collapsed",
                    format_func=lambda c: f"{c} {taxonomy.code(c).text('name', lang)}",
-                   placeholder="C: type a code or its name, Enter adds or removes it, Esc ends")
+                   placeholder=t("label.picker"))
     for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
         with column:
             for title, codes in groups:
@@ -271,31 +279,30 @@ def _label_column(view: service.ItemView, lang: str) -> None:
                 for code in codes:
                     st.checkbox(f"{code.id} {code.text('name', lang)}", key=_wkey("code", code.id),
                                 help=_criteria(code, lang), on_change=on_change)
-    st.text_area("Note", key=_wkey("note"), height=68, on_change=on_change,
-                 placeholder="Optional: anything the lead should know about this item",
-                 label_visibility="collapsed")
+    st.text_area(t("label.note"), key=_wkey("note"), height=68, on_change=on_change,
+                 placeholder=t("label.note_placeholder"), label_visibility="collapsed")
     nav = st.columns(5, gap="small")
-    nav[0].button("Prev", key="lbl_prev", on_click=on_nav, args=("prev",),
+    nav[0].button(t("button.prev"), key="lbl_prev", on_click=on_nav, args=("prev",),
                   shortcut=SHORTCUTS["prev"], width="stretch")
-    nav[1].button("Next", key="lbl_next", on_click=on_nav, args=("next",),
+    nav[1].button(t("button.next"), key="lbl_next", on_click=on_nav, args=("next",),
                   shortcut=SHORTCUTS["next"], width="stretch")
-    nav[2].button("Save", key="lbl_save", on_click=on_save_next, type="primary",
+    nav[2].button(t("button.save"), key="lbl_save", on_click=on_save_next, type="primary",
                   shortcut=SHORTCUTS["save"], width="stretch")
-    nav[3].button("Skip", key="lbl_skip", on_click=on_skip, shortcut=SHORTCUTS["skip"],
+    nav[3].button(t("button.skip"), key="lbl_skip", on_click=on_skip, shortcut=SHORTCUTS["skip"],
                   width="stretch")
-    nav[4].button("Unflag" if item.get("status") == "flagged" else "Flag", key="lbl_flag",
+    nav[4].button(t("button.unflag" if item.get("status") == "flagged" else "button.flag"),
+                  key="lbl_flag",
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
-    st.html('<div class="nlce-keys">Keys: <kbd>1</kbd> correct · <kbd>2</kbd> partial · '
-            '<kbd>3</kbd> incorrect · <kbd>N</kbd> next · <kbd>P</kbd> previous · '
-            '<kbd>S</kbd> save &amp; next open item · <kbd>K</kbd> skip · <kbd>F</kbd> flag · '
-            '<kbd>C</kbd> codes · <kbd>M</kbd> note · <kbd>Esc</kbd> leave a field. '
-            'Every change is saved at once; hover a code for its criteria.</div>')
+    keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(t('keys.' + what))}"
+                      for key, what in KEYS_LINE)
+    st.html(f'<div class="nlce-keys">{html.escape(t("keys.title"))}: {keys}. '
+            f'{html.escape(t("keys.tail"))}</div>')
     ui.keyboard_helper()
 
 
 def _history(view: service.ItemView, user) -> None:
     if view.own.history > 1:
-        with st.expander(f"Your earlier versions of this label ({view.own.history} saves)"):
+        with st.expander(t("label.history", count=view.own.history)):
             with ui.db() as session:
                 st.dataframe(service.own_history(session, view.generation_id, user.id),
                              hide_index=True)
@@ -307,7 +314,7 @@ def page() -> None:
     state = _queue(user)
     queue = state.entries
     if not queue:
-        st.info("No items are assigned to you yet. Your lead assigns them on the Assign page.")
+        st.info(t("label.no_items"))
         return
     index = _choose_current(state)
     gid = queue[index].generation_id
@@ -315,7 +322,7 @@ def page() -> None:
         with ui.db() as session:
             view = service.load_item(session, gid, user.id)
     except (service.ItemGoneError, service.NotAssignedError) as error:
-        st.warning(ui.plain(error))
+        st.warning(ui.plain(_item_error(error, gid)))
         S.pop("lbl_gid", None)
         _reload_item()
         return
@@ -326,12 +333,10 @@ def page() -> None:
     known = {c.id for c in default_taxonomy().labelable()}
     retired = [c for c in view.own.codes if c not in known]
     if retired:
-        st.warning(f"Your stored label holds {', '.join(retired)}, which taxonomy "
-                   f"{default_taxonomy().version} does not have. It stays in this label's "
-                   f"history; your next change to this item saves it without "
-                   f"{'that code' if len(retired) == 1 else 'those codes'}.")
+        st.warning(t("label.retired_codes", codes=", ".join(retired),
+                     version=default_taxonomy().version))
     if S.pop("lbl_all_done", False):
-        st.success("Every item in your queue has a label. Use Previous/Next to review.")
+        st.success(t("label.all_done"))
     progress = state.progress()  # includes what this run's callbacks saved
     _header(queue, index, view, progress)
     lang = ui.interface_language()

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 from sqlmodel import Session
 
-from annotate import service
+from annotate import i18n, service
 from db import get_engine
 from db import models as m
 
@@ -37,14 +37,18 @@ def _first_label(db_url, username):
         return service.own_label(session, gid, aid)
 
 
-def _sign_in(page, url, username):
+def _sign_in(page, url, username, sign_in_lang="en", lang="en"):
+    """Sign in on a sign-in page in `sign_in_lang`, then see the first item in `lang`."""
     from playwright.sync_api import expect
 
+    say = {key: i18n.text(key, sign_in_lang) for key in
+           ("signin.username", "signin.password", "signin.submit")}
     page.goto(url)
-    page.get_by_role("textbox", name="Username").fill(username)
-    page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+    page.get_by_role("textbox", name=say["signin.username"]).fill(username)
+    page.get_by_role("textbox", name=say["signin.password"]).fill(PASSWORD)
+    page.get_by_role("button", name=say["signin.submit"]).click()
+    expect(page.get_by_text(i18n.text("label.item_of", lang, n=1, total=6))).to_be_visible(
+        timeout=30000)
     time.sleep(1.5)  # the shortcuts are bound once the page has finished rendering
 
 
@@ -115,18 +119,28 @@ def test_a_whole_item_by_keyboard_codes_included(app_db, launch_app, chromium):
         "incorrect", ("LG-GR1",), "plural wrong", "done")
 
 
-def test_both_themes_render_the_comments_readably_and_offer_the_theme_menu(app_db, launch_app,
-                                                                          chromium, tmp_path):
+def test_themes_and_languages(app_db, ids, launch_app, chromium, tmp_path):
     """With the system in light and in dark mode: the comment boxes and the header reach the
-    WCAG AA contrast (4.5) on screenshots, and the app menu offers the theme choice."""
+    WCAG AA contrast (4.5) on screenshots, and the app menu offers the theme choice. The dark
+    round runs in a Polish browser (the sign-in page follows it) for an account whose interface
+    language is Greek: the item view is Greek and no code name is cut off."""
     from playwright.sync_api import expect
 
+    with Session(get_engine(app_db)) as session:
+        service.set_interface_language(session, ids["bas"], "el")
+        session.commit()
     server = launch_app(app_db).url
-    for scheme in ("light", "dark"):
+    for scheme, browser_locale, sign_in_lang, lang in (("light", "en-GB", "en", "el"),
+                                                       ("dark", "pl-PL", "pl", "el")):
         context = chromium.new_context(viewport={"width": 1440, "height": 900},
-                                       color_scheme=scheme)
+                                       color_scheme=scheme, locale=browser_locale)
         page = context.new_page()
-        _sign_in(page, server, "bas")
+        _sign_in(page, server, "bas", sign_in_lang, lang)
+        expect(page.get_by_role("button", name=i18n.text("button.save", lang))).to_be_visible()
+        cut = page.evaluate("""[...document.querySelectorAll('[data-testid="stMain"] '
+            + ':is([data-testid="stCheckbox"] label, [data-testid^="stBaseButton"]) p')]
+            .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent)""")
+        assert cut == [], f"code names cut off: {cut}"
         page.screenshot(path=str(tmp_path / f"item_{scheme}.png"))
         checks = {"predicted comment": page.locator(".nlce-diff-side pre").last,
                   "original comment": page.locator(".nlce-diff-side pre").first,
