@@ -38,7 +38,8 @@ with ui.db() as session:
     progress = service.team_progress(session, acting=lead.id)
 st.subheader("Accounts")
 st.dataframe([{"username": p.username, "name": p.display_name, "role": p.role,
-               "languages": ", ".join(p.languages), "interface": p.interface_language}
+               "active": p.active, "languages": ", ".join(p.languages),
+               "interface": p.interface_language}
               for p in people], hide_index=True, key="team_accounts")
 st.subheader("Progress per annotator and language")
 if progress:
@@ -49,21 +50,27 @@ else:
 st.subheader("Change an account")
 if people:
     with st.form("edit_annotator"):
-        who = st.selectbox("Account", people, format_func=lambda p: p.username)
+        who = st.selectbox("Account", people, format_func=lambda p: p.username
+                           + ("" if p.active else " (deactivated)"))
         e1, e2, e3 = st.columns(3)
         new_languages = e1.multiselect("Languages (empty: keep)", LANGUAGES)
         new_role = e2.selectbox("Role", ["(keep)", *service.ROLES])
         new_password = e3.text_input("New password (empty: keep)", type="password")
-        deactivate = st.checkbox("Deactivate (cannot sign in; labels stay)")
+        status = st.segmented_control(
+            "Status", ["(keep)", "active", "deactivated"], default="(keep)",
+            help="Deactivated: cannot sign in, signed-in sessions end, labels stay. Active "
+                 "again: can sign in with the same password.")
         if st.form_submit_button("Save account"):
             try:
                 with ui.db() as session:
                     changed = service.update_annotator(
                         session, who.id, acting=lead.id, languages=new_languages or None,
                         role=None if new_role == "(keep)" else new_role,
-                        active=False if deactivate else None, password=new_password or None)
+                        active={"active": True, "deactivated": False}.get(status),
+                        password=new_password or None)
             except service.AnnotateError as error:
                 st.error(ui.plain(error))
             else:
                 st.success(f"Saved {ui.plain(changed.username)}: {changed.role}, "
-                           f"{', '.join(changed.languages) or 'no languages'}.")
+                           f"{', '.join(changed.languages) or 'no languages'}, "
+                           f"{'active' if changed.active else 'deactivated'}.")
