@@ -32,7 +32,8 @@ from annotate.service.queue import (Progress, QueueEntry, QueueState, first_open
 from annotate.service.review import (Disagreement, HumanLabel, LanguageAgreement, ResolvedLabel,
                                      accuracy_matrix, adjudicate, agreement_by_language,
                                      comment_pair, find_disagreements, finished_labels,
-                                     gold_labels, resolve_labels)
+                                     gold_history, gold_labels, item_for_review,
+                                     majority_label, resolve_labels)
 from annotate.service.signin import (LOCKOUT, MAX_FAILURES, SESSION_LIFETIME, SIGN_IN_FAILED,
                                      annotator_for_email, authenticate, end_session,
                                      session_account, start_session)
@@ -55,7 +56,8 @@ __all__ = [
     "queue_for", "step",
     "Disagreement", "HumanLabel", "LanguageAgreement", "ResolvedLabel", "accuracy_matrix",
     "adjudicate", "agreement_by_language", "comment_pair", "find_disagreements",
-    "finished_labels", "gold_labels", "resolve_labels",
+    "finished_labels", "gold_history", "gold_labels", "item_for_review", "majority_label",
+    "resolve_labels",
     "accuracy_table", "error_table", "rows_to_csv",
     "StaleAnnotationError",
 ]

@@ -11,8 +11,10 @@ from taxonomy import default_taxonomy
 
 lead = ui.require_lead()
 st.header("Inter-annotator agreement")
+with_expert = st.toggle("Include imported expert labels as a rater", value=False,
+                        key="agree_expert")
 with ui.db() as session:
-    labels = service.finished_labels(session, acting=lead.id)
+    labels = service.finished_labels(session, acting=lead.id, include_expert=with_expert)
 codes = [c.id for c in default_taxonomy().labelable()]
 reports = [r for r in service.agreement_by_language(labels, codes) if r.n_items]
 if not reports:

@@ -16,7 +16,8 @@ with ui.db() as session:
     models = sorted(session.exec(select(m.Generation.model).distinct()).scalars().all())
 
 with st.form("assign"):
-    chosen = st.multiselect("Annotators", people, default=[p for p in people if not p.is_lead],
+    chosen = st.multiselect("Annotators", people,  # the team's active raters, not `expert`
+                            default=[p for p in people if p.role == "annotator" and p.active],
                             format_func=lambda p: f"{p.username} ({', '.join(p.languages)})")
     c1, c2 = st.columns(2)
     languages = c1.multiselect("Languages (empty: all)", LANGUAGES)
