@@ -91,7 +91,9 @@ def main() -> None:
         return
     t = ui.t
     pages = {t("nav.labelling"): [
-        st.Page("views/label.py", title=t("nav.label"), icon="🏷️", default=True)]}
+        st.Page("views/label.py", title=t("nav.label"), icon="🏷️", default=True),
+        st.Page("views/guidelines.py", title=t("nav.guidelines"), icon="📖",
+                url_path="guidelines")]}
     if user.is_lead:
         pages[t("nav.lead")] = [  # url paths fixed: bookmarks work in every language
             st.Page("views/team.py", title=t("nav.team"), icon="👥", url_path="team"),

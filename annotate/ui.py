@@ -33,7 +33,7 @@ PAGE_CSS = """
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 [data-testid="stCheckbox"] { min-height: 1.35rem; }
 [data-testid^="stBaseButton"] p { white-space: normal !important; overflow: visible !important;
-  text-overflow: clip !important; }
+  text-overflow: clip !important; word-break: normal !important; overflow-wrap: normal !important; }
 /* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
 .nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
   margin: 0.1rem 0 -0.2rem 0; }
@@ -119,10 +119,13 @@ def flash(kind: str, message: str) -> None:
 
 
 def show_flash() -> None:
+    """The message as a toast: it floats over the page instead of pushing the buttons away
+    under the mouse; errors and warnings stay until closed."""
     kind, message = st.session_state.pop(FLASH_KEY, (None, None))
     if message:
-        {"error": st.error, "warning": st.warning, "success": st.success}.get(kind, st.info)(
-            plain(message))
+        icon = {"error": "⛔", "warning": "⚠️", "success": "✅"}.get(kind, "ℹ️")
+        st.toast(plain(message), icon=icon,
+                 duration="infinite" if kind in ("error", "warning") else "long")
 
 
 def oidc_configured() -> bool:

@@ -28,7 +28,7 @@ from annotate.service.labelling import (MAX_SECONDS_PER_VISIT, ItemView, OwnLabe
                                         save_label, status_after_change, validate_codes,
                                         visit_seconds)
 from annotate.service.queue import (Progress, QueueEntry, QueueState, first_open, index_of,
-                                    next_open, progress_of, queue_for, step)
+                                    median_done_seconds, next_open, progress_of, queue_for, step)
 from annotate.service.review import (Disagreement, HumanLabel, LanguageAgreement, ResolvedLabel,
                                      accuracy_matrix, adjudicate, agreement_by_language,
                                      comment_pair, find_disagreements, finished_labels,
@@ -52,7 +52,8 @@ __all__ = [
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",
     "own_history", "own_label", "save_label", "status_after_change", "validate_codes",
     "visit_seconds",
-    "Progress", "QueueEntry", "QueueState", "first_open", "index_of", "next_open", "progress_of",
+    "Progress", "QueueEntry", "QueueState", "first_open", "index_of", "median_done_seconds",
+    "next_open", "progress_of",
     "queue_for", "step",
     "Disagreement", "HumanLabel", "LanguageAgreement", "ResolvedLabel", "accuracy_matrix",
     "adjudicate", "agreement_by_language", "comment_pair", "find_disagreements",

@@ -15,10 +15,13 @@ from annotate.render import code_html, diff_html, output_overflow
 from taxonomy import default_taxonomy
 
 SHORTCUTS = {"correct": "1", "partial": "2", "incorrect": "3", "prev": "P", "next": "N",
-             "save": "S", "skip": "K", "flag": "F"}
+             "save": "S", "skip": "K", "flag": "F", "undo": "U"}
+MORE_CONTEXT = (80, 60)  # lines above and below the comment when the annotator asks for more
+FILTER_KEY = "lbl_filter"  # which items Previous/Next visit: all, or one state
+FILTERS = ("all", "todo", "draft", "done", "skipped", "flagged")
 KEYS_LINE = (("1", "correct"), ("2", "partial"), ("3", "incorrect"), ("N", "next"),
-             ("P", "prev"), ("S", "save"), ("K", "skip"), ("F", "flag"), ("C", "codes"),
-             ("M", "note"), ("Esc", "leave"))
+             ("P", "prev"), ("S", "save"), ("K", "skip"), ("F", "flag"), ("U", "undo"),
+             ("C", "codes"), ("M", "note"), ("Esc", "leave"))
 PICKER_KEY = "lbl_codepick"  # the type-to-filter code picker; `C` focuses it (ui.KEYBOARD_JS)
 ACCURACY_ORDER = ("correct", "partial", "incorrect")  # as the study's Table 2 lists them
 QUEUE_MAX_AGE_S = 300  # re-read the whole queue this often, to pick up new assignments
@@ -58,6 +61,7 @@ def _queue(user) -> service.QueueState:
     if queue is None or queue.is_stale(now, QUEUE_MAX_AGE_S):
         with ui.db() as session:
             queue = service.QueueState.load(session, user.id, now)
+            S["lbl_pace"] = service.median_done_seconds(session, user.id)
         S["lbl_queue"] = queue
     return queue
 
@@ -156,7 +160,66 @@ def on_flag() -> None:
         ui.flash("info", t("msg.flag_removed") if flagged else t("msg.flagged"))
 
 
+def on_filter() -> None:
+    S["lbl_nav"] = "filter"
+
+
+def _restore(version: dict) -> bool:
+    """Save an earlier version of this label again, as a new version (history keeps all)."""
+    item = _item()
+    before = item.get("accuracy")
+    item["accuracy"] = version["accuracy"]
+    codes = set((version.get("codes") or "").split())
+    for code in default_taxonomy().labelable():
+        S[_wkey("code", code.id)] = code.id in codes
+    S[_wkey("note")] = version.get("note") or ""
+    status = version["status"] if version.get("accuracy") or version["status"] != "done" \
+        else "draft"
+    if _save(status):
+        ui.flash("success", t("msg.restored", revision=version["revision"]))
+        return True
+    item["accuracy"] = before
+    return False
+
+
+def _own_versions() -> list[dict]:
+    user = ui.current_user()
+    if _item()["gid"] is None or user is None:
+        return []
+    with ui.db() as session:
+        return service.own_history(session, _item()["gid"], user.id)
+
+
+def on_undo() -> None:
+    """Back to the version before the last save (pressed again: forward to it)."""
+    versions = _own_versions()
+    if len(versions) < 2:
+        ui.flash("info", t("msg.nothing_to_undo"))
+        return
+    _restore(versions[1])
+
+
+def on_restore() -> None:
+    wanted = S.get("lbl_restore_pick")
+    chosen = next((v for v in _own_versions() if v["revision"] == wanted), None)
+    if chosen is not None:
+        _restore(chosen)
+
+
 # ------------------------------------------------------------------------------ page
+
+def _step_within(allowed: list[int], current: int | None, delta: int) -> int | None:
+    """The neighbour of `current` among the `allowed` queue positions (clamped to the ends)."""
+    if not allowed:
+        return current
+    if current is None:
+        return allowed[0] if delta > 0 else allowed[-1]
+    if delta > 0:
+        later = [i for i in allowed if i > current]
+        return later[0] if later else (current if current in allowed else allowed[-1])
+    earlier = [i for i in allowed if i < current]
+    return earlier[-1] if earlier else (current if current in allowed else allowed[0])
+
 
 def _choose_current(state: service.QueueState) -> int | None:
     nav = S.pop("lbl_nav", None)
@@ -167,7 +230,16 @@ def _choose_current(state: service.QueueState) -> int | None:
             current = state.index_of(int(st.query_params.get("item", "")))
         except ValueError:
             current = None
-    if nav == "next":
+    wanted = S.get(FILTER_KEY, "all")
+    allowed = [i for i, e in enumerate(queue) if wanted == "all" or e.state == wanted]
+    if nav == "filter":
+        if allowed:
+            current = allowed[0]
+        else:
+            S["lbl_filter_empty"] = wanted
+    elif nav in ("next", "prev") and wanted != "all":
+        current = _step_within(allowed, current, +1 if nav == "next" else -1)
+    elif nav == "next":
         current = service.step(queue, current, +1)
     elif nav == "prev":
         current = service.step(queue, current, -1)
@@ -198,6 +270,25 @@ def _enter_item(view: service.ItemView) -> None:
     S[_wkey("note")] = view.own.note
 
 
+def _clock(seconds: float | None) -> str:
+    """h:mm:ss or m:ss, readable in every interface language."""
+    if seconds is None:
+        return "–"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _time_line(total: service.Progress) -> str:
+    """Time on this item (earlier visits included) and the time the rest of the queue takes at
+    the annotator's median pace (shown when the page is drawn)."""
+    item = _item()
+    spent = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
+    pace = S.get("lbl_pace")
+    left = pace * (total.assigned - total.done) if pace else None
+    return t("label.time", item_time=_clock(spent), left=_clock(left))
+
+
 def _header(queue, index, view, progress) -> None:
     total = progress.get("*", service.Progress())
     entry = queue[index]
@@ -214,19 +305,23 @@ def _header(queue, index, view, progress) -> None:
         f"<code>{html.escape(view.path or '')}</code> · "
         f"{html.escape(t('label.model', model=view.model))} · <b>{html.escape(state)}</b>"
         f"{' · ' + html.escape(t('label.saved_at', time=saved)) if saved else ''}"
-        f"<br>{counts}</div>")
+        f"<br>{counts} · {html.escape(_time_line(total))}</div>")
     st.progress(total.fraction)
 
 
 def _code_column(view: service.ItemView) -> None:
+    more = S.get("lbl_more_context", False)  # a preference: it stays on from item to item
     st.html(code_html(view.content, view.span_start, view.span_end,
-                      programming_language=view.programming_language, path=view.path))
+                      programming_language=view.programming_language, path=view.path,
+                      before=MORE_CONTEXT[0] if more else 14,
+                      after=MORE_CONTEXT[1] if more else 10))
     st.html(diff_html(view.original_comment, view.predicted_comment,
                       original_label=t("label.original"), predicted_label=t("label.predicted")))
     overflow = output_overflow(view.raw_output, view.predicted_comment)
     if overflow.strip():
         st.html(f'<div class="nlce-overflow"><div class="nlce-diff-head">'
                 f'{html.escape(t("label.overflow"))}</div><pre>{html.escape(overflow)}</pre></div>')
+    st.toggle(t("label.more_context"), key="lbl_more_context")
 
 
 def _criteria(code, lang: str) -> str:
@@ -304,8 +399,12 @@ def _history(view: service.ItemView, user) -> None:
     if view.own.history > 1:
         with st.expander(t("label.history", count=view.own.history)):
             with ui.db() as session:
-                st.dataframe(service.own_history(session, view.generation_id, user.id),
-                             hide_index=True)
+                versions = service.own_history(session, view.generation_id, user.id)
+            st.dataframe(versions, hide_index=True)
+            pick, restore = st.columns([3, 1], vertical_alignment="bottom")
+            pick.selectbox(t("label.restore"), [v["revision"] for v in versions[1:]],
+                           key="lbl_restore_pick")
+            restore.button(t("label.restore"), key="lbl_restore", on_click=on_restore)
 
 
 def page() -> None:
@@ -336,9 +435,19 @@ def page() -> None:
         st.warning(t("label.retired_codes", codes=", ".join(retired),
                      version=default_taxonomy().version))
     if S.pop("lbl_all_done", False):
-        st.success(t("label.all_done"))
+        st.toast(t("label.all_done"), icon="✅", duration="long")
+    empty = S.pop("lbl_filter_empty", None)
+    if empty:
+        st.toast(t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
     progress = state.progress()  # includes what this run's callbacks saved
-    _header(queue, index, view, progress)
+    head, choose, undo = st.columns([0.72, 0.16, 0.12], vertical_alignment="bottom")
+    with head:
+        _header(queue, index, view, progress)
+    names = {f: t("filter.all") if f == "all" else t(f"state.{f}") for f in FILTERS}
+    choose.selectbox(t("filter.label"), FILTERS, key=FILTER_KEY, on_change=on_filter,
+                     format_func=names.get)
+    undo.button(t("button.undo"), key="lbl_undo", on_click=on_undo, shortcut=SHORTCUTS["undo"],
+                width="stretch")
     lang = ui.interface_language()
     left, right = st.columns([0.47, 0.53], gap="medium")
     with left:

@@ -120,3 +120,4 @@ def test_the_team_page_median_time_is_per_language(app_db, ids):
         rows = service.team_progress(session, acting=ids["lead"])
     medians = {r["language"]: r["median_seconds"] for r in rows if r["annotator"] == "anna"}
     assert medians == {"nl": 10.0, "zh": 100.0}
+
