@@ -63,7 +63,8 @@ def db() -> Iterator:
 
 # Streamlit's shortcuts stay silent while focus is in a field, a checkbox included. This keeps
 # focus where they work: a clicked checkbox lets go of it, Esc leaves any field (the note is
-# saved as it loses focus), `C` goes to the code picker and `M` to the note.
+# saved as it loses focus, and after each pause in typing), `C` goes to the code picker and `M`
+# to the note.
 KEYBOARD_JS = """<script>
 (() => {
   if (window.nlceKeyboard) return;
@@ -83,6 +84,21 @@ KEYBOARD_JS = """<script>
     const key = e.key.toLowerCase();
     if (key === "c" && focusIn("st-key-lbl_codepick", "input")) e.preventDefault();
     else if (key === "m" && focusIn("st-key-lbl_note_", "textarea")) e.preventDefault();
+  }, true);
+  // The note reaches the server only when its field loses focus: after a pause in typing,
+  // hand it over (blur) and carry on where the caret was, so a reload loses nothing.
+  let notePause = null;
+  document.addEventListener("input", (e) => {
+    const t = e.target;
+    if (!t || t.tagName !== "TEXTAREA" || !t.closest(".st-key-lbl_note_")) return;
+    clearTimeout(notePause);
+    notePause = setTimeout(() => {
+      if (document.activeElement !== t) return;
+      const start = t.selectionStart, end = t.selectionEnd;
+      t.blur();
+      t.focus();
+      t.setSelectionRange(start, end);
+    }, 1000);
   }, true);
   document.addEventListener("change", (e) => {
     const t = e.target;

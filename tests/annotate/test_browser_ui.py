@@ -53,10 +53,12 @@ def _sign_in(page, url, username, sign_in_lang="en", lang="en"):
 
 
 def _settled(page):
-    """Wait for the app's rerun to finish: keys pressed while the page is redrawn are lost."""
+    """Wait for the app's rerun to finish: keys pressed while the page is redrawn are lost
+    (a person reads the page before the next key; a test must wait for it)."""
     time.sleep(0.3)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=20000)
-    time.sleep(0.5)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=20000)
+    time.sleep(0.3)
 
 
 def _luminance(rgb) -> float:
@@ -107,10 +109,13 @@ def test_a_whole_item_by_keyboard_codes_included(app_db, launch_app, chromium):
     _wait_for(lambda: _first_label(app_db, "bas").codes == ("LG-GR1",), what="GR3 removed")
     _settled(page)
     page.keyboard.press("Escape")
-    page.keyboard.press("m")  # the note, then Esc saves it and gives the keys back
-    page.keyboard.type("plural wrong")
-    page.keyboard.press("Escape")
+    page.keyboard.press("m")  # the note: saved while typing (a pause is enough) ...
+    page.keyboard.type("plural")
+    _wait_for(lambda: _first_label(app_db, "bas").note == "plural", what="note while typing")
+    _settled(page)
+    page.keyboard.type(" wrong")  # ... typing goes on where it was
     _wait_for(lambda: _first_label(app_db, "bas").note == "plural wrong", what="note")
+    page.keyboard.press("Escape")  # ... and Esc gives the keys back
     _settled(page)
     page.keyboard.press("s")
     expect(page.get_by_text("Item 2 of 6")).to_be_visible(timeout=20000)
