@@ -257,7 +257,7 @@ def _cookie() -> str | None:
 def require_lead() -> service.AnnotatorInfo:
     user = current_user()
     if user is None or not user.is_lead:
-        st.error("This page is for the lead only.")
+        st.error(t("lead.only"))
         st.stop()
     return user
 

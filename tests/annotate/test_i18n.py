@@ -94,3 +94,24 @@ def test_the_labelling_page_shows_in_the_accounts_interface_language(app_db, ids
     code = default_taxonomy().code("LG-GR1")
     assert any(c.label == f"LG-GR1 {code.text('name', lang)}" for c in at.checkbox)
     assert at.multiselect(key="lbl_codepick").placeholder == catalogue["label.picker"][lang]
+
+
+@pytest.mark.parametrize("lang", ["zh", "pl"])
+def test_the_leads_pages_show_in_the_leads_interface_language(app_db, ids, lang):
+    with Session(get_engine(app_db)) as session:
+        service.set_interface_language(session, ids["lead"], lang)
+        session.commit()
+    at = _signed_in("lead")
+    say = {key: texts[lang] for key, texts in i18n.catalogue().items()}
+    at.switch_page("views/team.py").run()
+    assert not at.exception, at.exception
+    assert at.header[0].value == say["nav.team"]
+    assert {say["team.create"], say["team.save"]} <= {b.label for b in at.button}
+    at.switch_page("views/assign.py").run()
+    assert at.header[0].value == say["assign.header"]
+    assert say["assign.submit"] in {b.label for b in at.button}
+    at.switch_page("views/agreement.py").run()
+    assert at.header[0].value == say["agree.header"]
+    at.switch_page("views/adjudicate.py").run()
+    assert not at.exception, at.exception
+    assert say["adj.count"].format(count=0) in [c.value for c in at.caption]
