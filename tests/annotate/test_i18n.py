@@ -115,3 +115,10 @@ def test_the_leads_pages_show_in_the_leads_interface_language(app_db, ids, lang)
     at.switch_page("views/adjudicate.py").run()
     assert not at.exception, at.exception
     assert say["adj.count"].format(count=0) in [c.value for c in at.caption]
+    at.switch_page("views/summary.py").run()
+    assert not at.exception, at.exception
+    assert [h.value for h in at.header] == [say["nav.summary"]]
+    assert say["summary.table1"] in [h.value for h in at.subheader]
+    at.switch_page("views/analysis.py").run()
+    assert not at.exception, at.exception
+    assert [h.value for h in at.header] == [say["analysis.header"]]
