@@ -212,6 +212,16 @@ class GoldLabelEvent(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class FlagReply(SQLModel, table=True):
+    """The lead's answer to an annotator's flagged label, shown to that annotator on the item."""
+    __tablename__ = "flag_reply"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    annotation_id: int = Field(foreign_key="annotation.id", unique=True, ondelete="CASCADE")
+    lead_id: int = Field(foreign_key="annotator.id")
+    text: str = _text()
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class GoldLabelCode(SQLModel, table=True):
     __tablename__ = "gold_label_code"
     gold_label_id: int = Field(foreign_key="gold_label.id", primary_key=True, ondelete="CASCADE")

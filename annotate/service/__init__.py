@@ -12,7 +12,8 @@ Streamlit pages are a thin shell around this package; every name is importable f
 - `assignment`: planning and storing assignments, the team's progress;
 - `review`: finished labels for analysis, disagreements and adjudication into gold labels,
   which label counts per item, inter-annotator agreement;
-- `tables`: the study's Tables 1 and 2.
+- `tables`: the study's Tables 1 and 2;
+- `flags`: flagged labels and the lead's answers to them.
 """
 from annotate.service.accounts import (LEAD_ROLES, MIN_PASSWORD_LENGTH, OPERATOR, ROLES,
                                        AnnotatorInfo, Operator, all_annotators, check_password,
@@ -23,6 +24,7 @@ from annotate.service.assignment import (ItemRef, assign, plan_assignments, team
                                          unassign_open)
 from annotate.service.errors import (AnnotateError, AuthError, ItemGoneError, LabelError,
                                      NotAllowedError, NotAssignedError)
+from annotate.service.flags import answer_flag, flag_answer, flagged_items
 from annotate.service.labelling import (MAX_SECONDS_PER_VISIT, ItemView, OwnLabel, Saved,
                                         is_stale_error, load_item, own_history, own_label,
                                         save_label, status_after_change, validate_codes,
@@ -47,6 +49,7 @@ __all__ = [
     "LOCKOUT", "MAX_FAILURES", "SESSION_LIFETIME", "SIGN_IN_FAILED", "annotator_for_email",
     "authenticate", "end_session", "session_account", "start_session",
     "ItemRef", "assign", "plan_assignments", "team_progress", "unassign_open",
+    "answer_flag", "flag_answer", "flagged_items",
     "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAllowedError",
     "NotAssignedError",
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",

@@ -427,6 +427,8 @@ def page() -> None:
         return
     if _item().get("gid") != gid:
         _enter_item(view)
+        with ui.db() as session:  # read once per visit of the item
+            _item()["lead_answer"] = service.flag_answer(session, gid, user.id)
     S["lbl_gid"] = gid
     st.query_params["item"] = str(gid)
     known = {c.id for c in default_taxonomy().labelable()}
@@ -439,6 +441,10 @@ def page() -> None:
     empty = S.pop("lbl_filter_empty", None)
     if empty:
         st.toast(t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
+    if _item().get("lead_answer"):
+        with st.container(border=True):
+            st.caption(t("label.lead_answer"))
+            st.text(_item()["lead_answer"])  # the lead's text, shown as typed
     progress = state.progress()  # includes what this run's callbacks saved
     head, choose, undo = st.columns([0.72, 0.16, 0.12], vertical_alignment="bottom")
     with head:

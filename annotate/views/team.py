@@ -78,3 +78,28 @@ if people:
                 st.success(t("team.saved", username=ui.plain(changed.username),
                              role=roles[changed.role], languages=languages_of(changed),
                              status=t("team.active" if changed.active else "team.deactivated")))
+
+st.subheader(t("flags.header"))
+with ui.db() as session:
+    flags = service.flagged_items(session, acting=lead.id)
+if not flags:
+    st.info(t("flags.none"))
+else:
+    with st.form("answer_flag"):
+        flag = st.selectbox(t("flags.item"), flags, format_func=lambda f: (
+            f"#{f['generation_id']} · {f['language']} · {f['annotator']}"
+            f"{' · ' + t('flags.answered') if f['reply'] else ''}"))
+        st.caption(t("flags.note"))
+        st.text(flag["note"] or "-")  # user text: shown as typed
+        answer = st.text_area(t("flags.answer"), value=flag["reply"], height=80)
+        if st.form_submit_button(t("flags.send")):
+            try:
+                with ui.db() as session:
+                    service.answer_flag(session, generation_id=flag["generation_id"],
+                                        annotator_id=flag["annotator_id"], text=answer,
+                                        acting=lead.id)
+            except service.AnnotateError as error:
+                st.error(ui.plain(error))
+            else:
+                st.success(t("flags.sent", username=ui.plain(flag["annotator"]),
+                             gid=flag["generation_id"]))

@@ -91,3 +91,34 @@ def test_more_code_around_the_comment_on_demand(app_db):
     at.toggle(key="lbl_more_context").set_value(True).run()
     assert code().count('class="nlce-ln"') >= lines
     assert not at.exception
+
+
+def test_the_lead_answers_a_flag_and_the_annotator_sees_the_answer(app_db, ids):
+    import pytest
+
+    at = _signed_in("bas")
+    at.text_area(key="lbl_note_").input("Is a URL in a comment MS-ME2?").run()
+    at.button(key="lbl_flag").click().run()
+    with Session(get_engine(app_db)) as session:
+        gid = service.queue_for(session, ids["bas"])[0].generation_id
+        with pytest.raises(service.NotAllowedError):
+            service.answer_flag(session, generation_id=gid, annotator_id=ids["bas"],
+                                text="yes", acting=ids["anna"])
+        with pytest.raises(service.LabelError, match="empty"):
+            service.answer_flag(session, generation_id=gid, annotator_id=ids["bas"],
+                                text="  ", acting=ids["lead"])
+    lead = _signed_in("lead")
+    lead.switch_page("views/team.py").run()
+    assert not lead.exception, lead.exception
+    assert "Is a URL in a comment MS-ME2?" in [e.value for e in lead.text]
+    lead.text_area[0].input("Only when the URL is made up: see ![x](http://h/x) MS-ME2.")
+    next(b for b in lead.button if b.label == "Send answer").click().run()
+    assert not lead.exception, lead.exception
+    with Session(get_engine(app_db)) as session:
+        flagged = service.flagged_items(session, acting=ids["lead"])
+    assert [(f["generation_id"], f["annotator"], f["reply"][:9]) for f in flagged] == [
+        (gid, "bas", "Only when")]
+    again = _signed_in("bas")  # a new visit of the item shows the answer, as typed
+    again.selectbox(key="lbl_filter").set_value("flagged").run()
+    shown = [e.value for e in again.text]
+    assert "Only when the URL is made up: see ![x](http://h/x) MS-ME2." in shown
