@@ -8,51 +8,74 @@ import streamlit as st
 
 from annotate import service, ui
 
+# An "About" entry keeps the app menu, and with it the theme choice (light, dark, system), in
+# the minimal toolbar `python -m annotate` asks for.
 st.set_page_config(page_title="Comment labelling", page_icon="🏷️", layout="wide",
-                   initial_sidebar_state="collapsed")  # the item view needs the width
+                   initial_sidebar_state="collapsed",  # the item view needs the width
+                   menu_items={"About": "Comment labelling for nlcomment-eval: annotators label "
+                                        "LLM-generated code comments in their native language."})
 ui.inject_css()
 
 
+LANGUAGE_NAMES = {"en": "English", "zh": "中文", "nl": "Nederlands", "el": "Ελληνικά",
+                  "pl": "Polski"}
+
+
+def language_choice(label: str, key: str) -> str:
+    """The interface language chosen on this page, shown in its own language's name."""
+    from taxonomy import LANGUAGES
+
+    current = ui.interface_language()
+    choice = st.selectbox(label, LANGUAGES, key=key, format_func=LANGUAGE_NAMES.get,
+                          index=LANGUAGES.index(current) if current in LANGUAGES else 0)
+    return choice or current
+
+
 def sign_in_page() -> None:
-    st.title("Comment labelling")
-    st.caption("Label LLM-generated code comments in your native language.")
+    t = ui.t
+    chosen = language_choice(t("signin.language"), "nlce_signin_lang")
+    if chosen != ui.interface_language():
+        st.session_state[ui.LANGUAGE_KEY] = chosen
+        st.rerun()
+    st.title(t("app.title"))
+    st.caption(t("signin.caption"))
     error = st.session_state.pop("nlce_sign_in_error", None)
     if error:
         st.error(ui.plain(error))
     with st.form("sign_in", clear_on_submit=False, width=420):
-        username = st.text_input("Username", key="sign_in_user")
-        password = st.text_input("Password", type="password", key="sign_in_password")
-        submitted = st.form_submit_button("Sign in", type="primary")
+        username = st.text_input(t("signin.username"), key="sign_in_user")
+        password = st.text_input(t("signin.password"), type="password", key="sign_in_password")
+        submitted = st.form_submit_button(t("signin.submit"), type="primary")
     if submitted:
         try:
             with ui.db() as session:
                 user = service.authenticate(session, username, password)
         except service.AuthError as failure:
-            st.error(ui.plain(failure))
+            st.error(t("signin.failed", max_failures=service.MAX_FAILURES,
+                       minutes=int(service.LOCKOUT.total_seconds() // 60))
+                     if str(failure) == service.SIGN_IN_FAILED else ui.plain(failure))
         else:
             ui.sign_in(user)
             st.rerun()
     if ui.oidc_configured():
         st.divider()
-        if st.button("Sign in with single sign-on"):
+        if st.button(t("signin.sso")):
             st.login()
 
 
 def sidebar(user: service.AnnotatorInfo) -> None:
-    from taxonomy import LANGUAGES
-
+    t = ui.t
     with st.sidebar:
-        st.markdown(f"**{ui.plain(user.display_name)}** · {user.role} · "
+        st.markdown(f"**{ui.plain(user.display_name)}** · {t('role.' + user.role)} · "
                     f"{', '.join(user.languages) or '-'}")
         current = ui.interface_language()
-        choice = st.selectbox("Interface language (taxonomy texts)", LANGUAGES,
-                              index=LANGUAGES.index(current) if current in LANGUAGES else 0,
-                              key="nlce_ui_lang_select")
+        choice = language_choice(t("sidebar.interface_language"), "nlce_ui_lang_select")
         if choice != current:
-            st.session_state["nlce_ui_lang"] = choice
+            st.session_state[ui.LANGUAGE_KEY] = choice
             with ui.db() as session:
                 service.set_interface_language(session, user.id, choice)
-        if st.button("Sign out"):
+            st.rerun()
+        if st.button(t("sidebar.sign_out")):
             ui.sign_out()
             if ui.oidc_configured() and getattr(st.user, "is_logged_in", False):
                 st.logout()
@@ -74,18 +97,25 @@ def run_pages() -> None:
     user = ui.current_user()
     ui.write_pending_cookie()
     if user is None:
-        st.navigation([st.Page(sign_in_page, title="Sign in", url_path="signin")],
+        st.navigation([st.Page(sign_in_page, title=ui.t("signin.submit"), url_path="signin")],
                       position="hidden").run()
         return
-    pages = {"Labelling": [st.Page("views/label.py", title="Label", icon="🏷️", default=True)]}
+    t = ui.t
+    pages = {t("nav.labelling"): [
+        st.Page("views/label.py", title=t("nav.label"), icon="🏷️", default=True),
+        st.Page("views/guidelines.py", title=t("nav.guidelines"), icon="📖",
+                url_path="guidelines")]}
     if user.is_lead:
-        pages["Lead"] = [
-            st.Page("views/team.py", title="Team and progress", icon="👥"),
-            st.Page("views/assign.py", title="Assign", icon="📋"),
-            st.Page("views/agreement.py", title="Agreement", icon="🤝"),
-            st.Page("views/adjudicate.py", title="Adjudicate", icon="⚖️"),
-            st.Page("views/summary.py", title="Summary tables", icon="📊"),
-            st.Page("views/analysis.py", title="Metric analysis", icon="📈"),
+        pages[t("nav.lead")] = [  # url paths fixed: bookmarks work in every language
+            st.Page("views/team.py", title=t("nav.team"), icon="👥", url_path="team"),
+            st.Page("views/assign.py", title=t("nav.assign"), icon="📋", url_path="assign"),
+            st.Page("views/agreement.py", title=t("nav.agreement"), icon="🤝",
+                    url_path="agreement"),
+            st.Page("views/adjudicate.py", title=t("nav.adjudicate"), icon="⚖️",
+                    url_path="adjudicate"),
+            st.Page("views/summary.py", title=t("nav.summary"), icon="📊", url_path="summary"),
+            st.Page("views/analysis.py", title=t("nav.analysis"), icon="📈",
+                    url_path="analysis"),
         ]
     page = st.navigation(pages, position="top")
     sidebar(user)

@@ -17,8 +17,8 @@ from nlce.cli import is_database_unavailable
 PENDING_KEY = "lbl_pending"  # the label a save could not store yet (dict of save_label kwargs)
 KEPT_AT_KEY = "lbl_pending_at"
 RETRY_EVERY_S = 3.0
-KEPT_MESSAGE = "Database unavailable, your label is kept, retrying."
-WAITING_MESSAGE = "Database unavailable, retrying."
+KEPT_MESSAGE = "Database unavailable, your label is kept, retrying."  # msg.db_kept in English
+WAITING_MESSAGE = "Database unavailable, retrying."  # msg.db_waiting in English
 
 __all__ = ["PENDING_KEY", "is_database_unavailable", "keep", "pending", "retry_due", "forget",
            "wait_for_database"]
@@ -59,7 +59,9 @@ def _database_answers() -> bool:
 def wait_for_database() -> None:
     """Say the one line and rerun the whole page once the database answers again (every
     RETRY_EVERY_S seconds), where the label page stores the kept label first."""
-    st.warning(KEPT_MESSAGE if pending() else WAITING_MESSAGE, icon="⏳")
+    from annotate.ui import t  # the interface language's line (en: KEPT_MESSAGE / WAITING_MESSAGE)
+
+    st.warning(t("msg.db_kept") if pending() else t("msg.db_waiting"), icon="⏳")
 
     @st.fragment(run_every=RETRY_EVERY_S)
     def retry() -> None:

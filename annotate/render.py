@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name, guess_lexer_for_filename
+from pygments.styles import get_style_by_name
 from pygments.token import STANDARD_TYPES, Token
 from pygments.util import ClassNotFound
 
@@ -301,27 +301,64 @@ def _insert_at(pieces: list[str], window: CodeWindow, marker: str) -> list[str]:
     return [before, marker, after]
 
 
+LIGHT_STYLE, DARK_STYLE = "friendly", "github-dark"  # Pygments styles of the two themes
+
+
+def _css_colour(value: str | None, fallback: str) -> str:
+    return f"#{value}" if value else fallback
+
+
 @lru_cache(maxsize=4)
-def code_css(style: str = "friendly") -> str:
-    """Pygments colours scoped to the code view, and the app's own marks."""
-    return HtmlFormatter(style=style).get_style_defs(CODE_CSS_SCOPE) + _APP_CSS
+def code_css(light: str = LIGHT_STYLE, dark: str = DARK_STYLE) -> str:
+    """Pygments colours scoped to the code view, and the app's own marks, for both themes:
+    every colour is a CSS light-dark() pair, so the colour scheme the app runs in (Streamlit sets
+    it from the chosen or the system theme) picks the readable one, with no reload."""
+    light_style, dark_style = get_style_by_name(light), get_style_by_name(dark)
+    light_text = _css_colour(light_style.style_for_token(Token)["color"], "#1f2328")
+    dark_text = _css_colour(dark_style.style_for_token(Token)["color"], "#e6edf3")
+    rules = []
+    for token_type, cls in STANDARD_TYPES.items():
+        if not cls:
+            continue
+        a, b = light_style.style_for_token(token_type), dark_style.style_for_token(token_type)
+        declarations = []
+        if a["color"] or b["color"]:
+            declarations.append(f"color: light-dark({_css_colour(a['color'], light_text)}, "
+                                f"{_css_colour(b['color'], dark_text)})")
+        if a["bold"]:
+            declarations.append("font-weight: bold")
+        if a["italic"]:
+            declarations.append("font-style: italic")
+        if declarations:
+            rules.append(f"{CODE_CSS_SCOPE} .{cls} {{ {'; '.join(declarations)} }}")
+    return (f"{CODE_CSS_SCOPE} pre {{ color: light-dark({light_text}, {dark_text}); "
+            f"background: light-dark(#fafafa, {dark_style.background_color}); }}\n"
+            + "\n".join(rules) + _APP_CSS)
 
 
 _APP_CSS = """
 .nlce-code pre { font-size: 12.5px; line-height: 1.35; max-height: 470px; overflow: auto;
-  margin: 0; padding: 6px 8px; background: #fafafa; border: 1px solid #e5e5e5; border-radius: 6px; }
+  margin: 0; padding: 6px 8px; border: 1px solid light-dark(#e5e5e5, #3d444d);
+  border-radius: 6px; }
 .nlce-line { display: block; white-space: pre-wrap; word-break: break-word;
   padding-left: 3.2em; text-indent: -3.2em; min-height: 1.35em; }
-.nlce-ln { display: inline-block; width: 3.2em; text-indent: 0; color: #999; user-select: none; }
-mark.nlce-mask { background: #ffe58a; outline: 2px solid #f0b400; border-radius: 2px; padding: 0; }
+.nlce-ln { display: inline-block; width: 3.2em; text-indent: 0; color: light-dark(#767676, #9198a1);
+  user-select: none; }
+mark.nlce-mask { background: light-dark(#ffe58a, #5c4a00); color: inherit;
+  outline: 2px solid light-dark(#f0b400, #d4a72c); border-radius: 2px; padding: 0; }
+.nlce-code mark.nlce-mask span { color: light-dark(#1f2328, #f0f6fc); }
 .nlce-diff { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
 .nlce-diff-side pre { white-space: pre-wrap; word-break: break-word; font-size: 13.5px;
-  margin: 0; padding: 6px 8px; background: #fff; border: 1px solid #e5e5e5; border-radius: 6px;
-  max-height: 150px; overflow: auto; }
-.nlce-diff-head { font-size: 12px; color: #666; margin-bottom: 2px; }
-.nlce-diff del { background: #ffd7d5; text-decoration: line-through; }
-.nlce-diff ins { background: #ccf2d1; text-decoration: none; }
-.nlce-empty { color: #999; font-style: italic; }
+  margin: 0; padding: 6px 8px; color: light-dark(#1f2328, #e6edf3);
+  background: light-dark(#ffffff, #0d1117); border: 1px solid light-dark(#e5e5e5, #3d444d);
+  border-radius: 6px; max-height: 150px; overflow: auto; }
+.nlce-diff-head { font-size: 12px; color: light-dark(#595959, #b1bac4); margin-bottom: 2px; }
+.nlce-diff del { background: light-dark(#ffd7d5, #67060c); color: inherit;
+  text-decoration: line-through; }
+.nlce-diff ins { background: light-dark(#ccf2d1, #033a16); color: inherit; text-decoration: none; }
+.nlce-empty { color: light-dark(#767676, #9198a1); font-style: italic; }
 .nlce-overflow pre { white-space: pre-wrap; font-size: 12px; max-height: 90px; overflow: auto;
-  margin: 0; padding: 4px 8px; background: #fff6f0; border: 1px dashed #f0a060; border-radius: 6px; }
+  margin: 0; padding: 4px 8px; color: light-dark(#1f2328, #e6edf3);
+  background: light-dark(#fff6f0, #2b1d10); border: 1px dashed light-dark(#f0a060, #9e6a03);
+  border-radius: 6px; }
 """

@@ -11,9 +11,10 @@ from typing import Iterator
 
 import streamlit as st
 
-from annotate import service
+from annotate import i18n, service
 from annotate.render import code_css
 from db import resolve_url, session_scope
+from taxonomy import LANGUAGES
 
 USER_KEY = "nlce_user"
 TOKEN_KEY = "nlce_session_token"  # this tab's server-side session (see service.signin)
@@ -27,11 +28,19 @@ PAGE_CSS = """
 .block-container { padding-top: 4.2rem !important; padding-bottom: 0.5rem !important; }
 [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 [data-testid="stCheckbox"] label p { font-size: 0.84rem; }
+/* code names show whole (Greek and Polish ones are long): wrap, never cut with an ellipsis */
+[data-testid="stCheckbox"] label p, [data-testid="stCheckbox"] label div {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 [data-testid="stCheckbox"] { min-height: 1.35rem; }
-.nlce-cat { font-size: 0.78rem; font-weight: 600; color: #555; margin: 0.1rem 0 -0.2rem 0; }
-.nlce-head { font-size: 0.9rem; color: #333; }
-.nlce-keys { font-size: 0.78rem; color: #666; }
-.nlce-keys kbd { border: 1px solid #bbb; border-radius: 3px; padding: 0 4px; background: #f6f6f6; }
+[data-testid^="stBaseButton"] p { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; word-break: normal !important; overflow-wrap: normal !important; }
+/* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
+.nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
+  margin: 0.1rem 0 -0.2rem 0; }
+.nlce-head { font-size: 0.9rem; color: inherit; }
+.nlce-keys { font-size: 0.78rem; color: light-dark(#595959, #b1bac4); }
+.nlce-keys kbd { border: 1px solid light-dark(#bbbbbb, #59636e); border-radius: 3px;
+  padding: 0 4px; color: inherit; background: light-dark(#f6f6f6, #262c36); }
 </style>
 """
 
@@ -50,6 +59,59 @@ def db() -> Iterator:
     except service.NotAllowedError as refused:
         st.error(plain(refused))
         st.stop()
+
+
+# Streamlit's shortcuts stay silent while focus is in a field, a checkbox included. This keeps
+# focus where they work: a clicked checkbox lets go of it, Esc leaves any field (the note is
+# saved as it loses focus, and after each pause in typing), `C` goes to the code picker and `M`
+# to the note.
+KEYBOARD_JS = """<script>
+(() => {
+  if (window.nlceKeyboard) return;
+  window.nlceKeyboard = true;
+  const field = (t) => t && (t.isContentEditable || t.tagName === "TEXTAREA"
+    || t.tagName === "SELECT" || t.tagName === "INPUT");
+  const focusIn = (cls, sel) => {
+    const el = document.querySelector("." + cls + " " + sel);
+    if (el) { el.focus(); return true; }
+    return false;
+  };
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (e.key === "Escape" && field(t)) { t.blur(); return; }
+    if (field(t)) return;
+    const key = e.key.toLowerCase();
+    if (key === "c" && focusIn("st-key-lbl_codepick", "input")) e.preventDefault();
+    else if (key === "m" && focusIn("st-key-lbl_note_", "textarea")) e.preventDefault();
+  }, true);
+  // The note reaches the server only when its field loses focus: after a pause in typing,
+  // hand it over (blur) and carry on where the caret was, so a reload loses nothing.
+  let notePause = null;
+  document.addEventListener("input", (e) => {
+    const t = e.target;
+    if (!t || t.tagName !== "TEXTAREA" || !t.closest(".st-key-lbl_note_")) return;
+    clearTimeout(notePause);
+    notePause = setTimeout(() => {
+      if (document.activeElement !== t) return;
+      const start = t.selectionStart, end = t.selectionEnd;
+      t.blur();
+      t.focus();
+      t.setSelectionRange(start, end);
+    }, 1000);
+  }, true);
+  document.addEventListener("change", (e) => {
+    const t = e.target;
+    if (t && t.tagName === "INPUT" && (t.type === "checkbox" || t.type === "radio")) {
+      setTimeout(() => t.blur(), 0);
+    }
+  }, true);
+})();
+</script>"""
+
+
+def keyboard_helper() -> None:
+    st.html(KEYBOARD_JS, unsafe_allow_javascript=True)
 
 
 def inject_css() -> None:
@@ -73,10 +135,13 @@ def flash(kind: str, message: str) -> None:
 
 
 def show_flash() -> None:
+    """The message as a toast: it floats over the page instead of pushing the buttons away
+    under the mouse; errors and warnings stay until closed."""
     kind, message = st.session_state.pop(FLASH_KEY, (None, None))
     if message:
-        {"error": st.error, "warning": st.warning, "success": st.success}.get(kind, st.info)(
-            plain(message))
+        icon = {"error": "⛔", "warning": "⚠️", "success": "✅"}.get(kind, "ℹ️")
+        st.toast(plain(message), icon=icon,
+                 duration="infinite" if kind in ("error", "warning") else "long")
 
 
 def oidc_configured() -> bool:
@@ -169,7 +234,7 @@ def _recheck(user: service.AnnotatorInfo) -> service.AnnotatorInfo | None:
         if fresh is None:
             try:
                 service.get_annotator(session, user.id, active_only=True)
-                why = "Your session has ended (signed out, or a new password). Sign in again."
+                why = t("session.ended")
             except service.AuthError as error:
                 why = str(error)
     if fresh is None:
@@ -192,11 +257,35 @@ def _cookie() -> str | None:
 def require_lead() -> service.AnnotatorInfo:
     user = current_user()
     if user is None or not user.is_lead:
-        st.error("This page is for the lead only.")
+        st.error(t("lead.only"))
         st.stop()
     return user
 
 
+LANGUAGE_KEY = "nlce_ui_lang"
+
+
 def interface_language() -> str:
-    user = current_user()
-    return st.session_state.get("nlce_ui_lang") or (user.interface_language if user else "en")
+    """This tab's choice, else the account's setting, else (signed out) the browser's language
+    when the interface has it, else English."""
+    chosen = st.session_state.get(LANGUAGE_KEY)
+    if chosen:
+        return chosen
+    user = st.session_state.get(USER_KEY)
+    if user is not None:
+        return user.interface_language
+    return browser_language()
+
+
+def browser_language() -> str:
+    try:
+        locale = str(st.context.locale or "")
+    except Exception:  # no browser context (AppTest)
+        locale = ""
+    lang = locale.split("-")[0].lower()
+    return lang if lang in LANGUAGES else "en"
+
+
+def t(key: str, **values: object) -> str:
+    """Interface text `key` in the interface language (annotate/data/messages.yaml)."""
+    return i18n.text(key, interface_language(), **values)

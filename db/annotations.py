@@ -21,7 +21,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from db.models import (ANNOTATION_STATUSES, ANNOTATOR_ROLES, Annotation, AnnotationCode,
-                       AnnotationEvent, Annotator, Generation, GoldLabel, GoldLabelCode, utcnow)
+                       AnnotationEvent, Annotator, Generation, GoldLabel, GoldLabelCode,
+                       GoldLabelEvent, utcnow)
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
 
 ADJUDICATOR_ROLES = ("lead", "expert")
@@ -284,8 +285,9 @@ def annotation_history(session: Session, annotation_id: int) -> list[AnnotationE
 
 def save_gold_label(session: Session, *, generation_id: int, adjudicator_id: int, accuracy,
                     codes: Iterable[str] | None, note: str = "") -> GoldLabel:
-    """Store (or replace) the adjudicated label of a generation. Annotators' own labels are not
-    touched. The adjudicator must have role lead or expert."""
+    """Store (or replace) the adjudicated label of a generation, with one new history row
+    (gold_label_event: earlier gold labels are kept). Annotators' own labels are not touched.
+    The adjudicator must have role lead or expert."""
     label = check_label(accuracy, codes, status="done", note=note)
     session.flush()
     _require(session, Generation, generation_id, "generation")
@@ -316,6 +318,9 @@ def save_gold_label(session: Session, *, generation_id: int, adjudicator_id: int
     session.execute(delete(GoldLabelCode).where(GoldLabelCode.gold_label_id == gold.id)
                     .execution_options(synchronize_session=False))
     session.add_all(GoldLabelCode(gold_label_id=gold.id, code=code) for code in label.codes)
+    session.add(GoldLabelEvent(gold_label_id=gold.id, adjudicator_id=adjudicator_id,
+                               accuracy=label.accuracy, codes=list(label.codes), note=label.note,
+                               created_at=values["created_at"]))
     session.flush()
     return gold
 

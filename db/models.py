@@ -220,6 +220,29 @@ class GoldLabel(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class GoldLabelEvent(SQLModel, table=True):
+    """Append-only history of gold labels: one row per adjudication, holding the full gold label
+    as it was stored then (like annotation_event for the annotators' labels)."""
+    __tablename__ = "gold_label_event"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    gold_label_id: int = Field(foreign_key="gold_label.id", index=True, ondelete="CASCADE")
+    adjudicator_id: int = Field(foreign_key="annotator.id")
+    accuracy: str
+    codes: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    note: str = _text()
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class FlagReply(SQLModel, table=True):
+    """The lead's answer to an annotator's flagged label, shown to that annotator on the item."""
+    __tablename__ = "flag_reply"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    annotation_id: int = Field(foreign_key="annotation.id", unique=True, ondelete="CASCADE")
+    lead_id: int = Field(foreign_key="annotator.id")
+    text: str = _text()
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class GoldLabelCode(SQLModel, table=True):
     __tablename__ = "gold_label_code"
     gold_label_id: int = Field(foreign_key="gold_label.id", primary_key=True, ondelete="CASCADE")

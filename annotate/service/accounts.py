@@ -38,6 +38,7 @@ class AnnotatorInfo:
     languages: tuple[str, ...]
     interface_language: str
     role: str
+    active: bool = True
 
     @property
     def is_lead(self) -> bool:
@@ -46,7 +47,8 @@ class AnnotatorInfo:
 
 def _info(row: m.Annotator) -> AnnotatorInfo:
     return AnnotatorInfo(row.id, row.username, row.display_name or row.username,
-                         tuple(row.languages or ()), row.interface_language or "en", row.role)
+                         tuple(row.languages or ()), row.interface_language or "en", row.role,
+                         bool(row.active))
 
 
 def require_role(session: Session, acting: int | Operator, action: str,

@@ -126,7 +126,8 @@ def unassign_open(session: Session, annotator_id: int, *, acting: int | Operator
 
 def team_progress(session: Session, *, acting: int | Operator) -> list[dict]:
     """One row per annotator and language: assigned, done, draft, skipped, flagged, remaining,
-    and the median seconds per finished item. One aggregate query, whatever the queue sizes.
+    and the median seconds per finished item in that language. Aggregate queries, whatever the
+    queue sizes.
     A lead action."""
     require_role(session, acting, "see the team's progress")
     stmt = (with_source(select(m.Annotator.username, m.Annotator.role, TARGET_LANGUAGE,
@@ -144,15 +145,18 @@ def team_progress(session: Session, *, acting: int | Operator) -> list[dict]:
         counts[(user, role, lang)]["assigned"] += n
         if status:
             counts[(user, role, lang)][status] += n
-    seconds: dict[str, list[float]] = defaultdict(list)
-    for user, spent in session.exec(
-            select(m.Annotator.username, m.Annotation.seconds_spent)
+    seconds: dict[tuple[str, str], list[float]] = defaultdict(list)  # (user, language)
+    for user, lang, spent in session.exec(
+            select(m.Annotator.username, m.SourceFile.natural_language, m.Annotation.seconds_spent)
             .join(m.Annotator, m.Annotator.id == m.Annotation.annotator_id)
+            .join(m.Generation, m.Generation.id == m.Annotation.generation_id)
+            .join(m.Target, m.Target.id == m.Generation.target_id)
+            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
             .where(m.Annotation.status == "done")).all():
-        seconds[user].append(float(spent or 0))
+        seconds[(user, lang)].append(float(spent or 0))
     rows = []
     for (user, role, lang), c in sorted(counts.items()):
-        spent = sorted(seconds.get(user, ()))
+        spent = sorted(seconds.get((user, lang), ()))
         p = Progress(c["assigned"], c["done"], c["draft"], c["skipped"], c["flagged"])
         rows.append({"annotator": user, "role": role, "language": lang, "assigned": p.assigned,
                      "done": p.done, "draft": p.draft, "skipped": p.skipped,

@@ -118,6 +118,14 @@ def next_open(queue: Sequence[QueueEntry], current: int | None) -> int | None:
     return None
 
 
+def median_done_seconds(session: Session, annotator_id: int) -> float | None:
+    """The annotator's median time per finished item (None before the first one)."""
+    spent = sorted(float(s or 0) for s in session.exec(
+        select(m.Annotation.seconds_spent).where(m.Annotation.annotator_id == annotator_id,
+                                                 m.Annotation.status == "done")).scalars())
+    return spent[len(spent) // 2] if spent else None
+
+
 class QueueState:
     """An annotator's queue held between page runs, so moving to the next item does not re-read
     thousands of rows: statuses are updated in place after each own save, progress is kept as

@@ -30,9 +30,11 @@ class HumanLabel:
     note: str = ""
 
 
-def finished_labels(session: Session, *, acting: int | Operator, language: str | None = None
-                    ) -> list[HumanLabel]:
-    """Every finished label (status done, accuracy set), for the lead's pages only."""
+def finished_labels(session: Session, *, acting: int | Operator, language: str | None = None,
+                    include_expert: bool = True) -> list[HumanLabel]:
+    """Every finished label (status done, accuracy set), for the lead's pages only. With
+    include_expert=False the labels of accounts with role expert (imported expert labels) are
+    left out: the team's raters only, as agreement and adjudication show by default."""
     require_role(session, acting, "read everyone's labels")
     stmt = (with_source(select(m.Annotation.id, m.Annotation.generation_id, TARGET_LANGUAGE,
                                m.Generation.model, m.Annotator.username, m.Annotation.accuracy,
@@ -44,6 +46,8 @@ def finished_labels(session: Session, *, acting: int | Operator, language: str |
             .order_by(m.Annotation.generation_id, m.Annotator.username))
     if language:
         stmt = stmt.where(TARGET_LANGUAGE == language)
+    if not include_expert:
+        stmt = stmt.where(m.Annotator.role != "expert")
     rows = session.exec(stmt).all()
     codes: dict[int, list[str]] = defaultdict(list)
     ids = [r[0] for r in rows]
@@ -103,6 +107,26 @@ def find_disagreements(labels: Sequence[HumanLabel], gold: dict[int, dict] | Non
     return out
 
 
+def item_for_review(session: Session, generation_id: int, *, acting: int | Operator):
+    """The item as an annotator sees it (code around the comment, both comments, raw output),
+    without anyone's label: for the lead's adjudication. None when it is gone."""
+    from annotate.service.labelling import ItemView
+
+    require_role(session, acting, "read any item")
+    generation = session.get(m.Generation, generation_id)
+    if generation is None:
+        return None
+    target = session.get(m.Target, generation.target_id)
+    source = session.get(m.SourceFile, target.source_file_id)
+    return ItemView(
+        generation_id=generation.id, language=source.natural_language,
+        programming_language=source.programming_language or "", path=source.path or "",
+        model=generation.model, content=source.content or "", span_start=target.span_start,
+        span_end=target.span_end, original_comment=target.original_comment or "",
+        predicted_comment=generation.predicted_comment or "",
+        raw_output=generation.raw_output or "")
+
+
 def comment_pair(session: Session, generation_id: int, *, acting: int | Operator
                  ) -> tuple[str, str] | None:
     """(original comment, predicted comment) of a generation; None when it is gone. A lead
@@ -125,6 +149,34 @@ def gold_labels(session: Session, *, acting: int | Operator) -> dict[int, dict]:
     return {g.generation_id: {"accuracy": g.accuracy, "codes": tuple(sorted(codes[g.id])),
                               "note": g.note, "adjudicator": user}
             for g, user in rows}
+
+
+def gold_history(session: Session, generation_id: int, *, acting: int | Operator) -> list[dict]:
+    """Every gold label an item has had, newest first (a lead action)."""
+    require_role(session, acting, "read gold labels")
+    rows = session.exec(
+        select(m.GoldLabelEvent, m.Annotator.username)
+        .join(m.GoldLabel, m.GoldLabel.id == m.GoldLabelEvent.gold_label_id)
+        .join(m.Annotator, m.Annotator.id == m.GoldLabelEvent.adjudicator_id)
+        .where(m.GoldLabel.generation_id == generation_id)
+        .order_by(m.GoldLabelEvent.id.desc())).all()
+    return [{"accuracy": e.accuracy, "codes": " ".join(e.codes or ()), "note": e.note,
+             "adjudicator": user, "saved": e.created_at} for e, user in rows]
+
+
+def majority_label(labels: Sequence[HumanLabel]) -> tuple[str | None, tuple[str, ...]]:
+    """The adjudication form's starting point: the accuracy more than half of the raters chose
+    (None when there is no such majority: the lead decides) and the codes more than half of
+    them chose."""
+    half = len(labels) / 2
+    votes: dict[str, int] = defaultdict(int)
+    code_votes: dict[str, int] = defaultdict(int)
+    for label in labels:
+        votes[label.accuracy] += 1
+        for code in set(label.codes):
+            code_votes[code] += 1
+    accuracy = next((a for a, n in votes.items() if n > half), None)
+    return accuracy, tuple(sorted(c for c, n in code_votes.items() if n > half))
 
 
 def adjudicate(session: Session, *, generation_id: int, adjudicator_id: int, accuracy: str,

@@ -1,54 +1,72 @@
-"""Lead: items where annotators disagree, side by side, resolved into a stored gold label
-(the annotators' own labels stay as they were)."""
+"""Lead: items where annotators disagree, side by side with the code around the comment,
+resolved into a stored gold label (with history; the annotators' own labels stay as they were).
+Imported expert labels stay out unless the lead asks for them."""
 from __future__ import annotations
 
 import streamlit as st
 
 from annotate import service, ui
-from annotate.render import diff_html
+from annotate.ui import t
+from annotate.render import code_html, diff_html
 from taxonomy import LANGUAGES, default_taxonomy
 
 lead = ui.require_lead()
 ui.show_flash()
-st.header("Adjudication")
-language = st.segmented_control("Language", ["all", *LANGUAGES], default="all",
-                                key="adj_lang")
+st.header(t("adj.header"))
+language_names = {"all": t("adj.all"), **{lang: lang for lang in LANGUAGES}}
+language = st.segmented_control(t("adj.language"), list(language_names), default="all",
+                                key="adj_lang", format_func=language_names.get)
+c1, c2 = st.columns(2)
+show_resolved = c1.toggle(t("adj.resolved_too"), value=False, key="adj_resolved")
+with_expert = c2.toggle(t("adj.expert"), value=False, key="adj_expert")
 with ui.db() as session:
     labels = service.finished_labels(
-        session, acting=lead.id, language=None if language in (None, "all") else language)
+        session, acting=lead.id, language=None if language in (None, "all") else language,
+        include_expert=with_expert)
     gold = service.gold_labels(session, acting=lead.id)
-show_resolved = st.toggle("Show resolved items too", value=False, key="adj_resolved")
 items = service.find_disagreements(labels, gold, include_resolved=show_resolved)
-st.caption(f"{len(items)} items with disagreement")
+st.caption(t("adj.count", count=len(items)))
 if not items:
-    st.info("No disagreements to resolve.")
+    st.info(t("adj.none"))
     st.stop()
-choice = st.selectbox("Item", items, key="adj_item", format_func=lambda d: (
-    f"#{d.generation_id} · {d.language} · {d.model} · differ on {' and '.join(d.kinds)}"
-    f"{' · resolved' if d.gold else ''}"))
+kinds = {kind: t(f"adj.kind_{kind}") for kind in ("accuracy", "codes")}
+titles = {d.generation_id: (
+    f"#{d.generation_id} · {d.language} · {d.model} · "
+    f"{t('adj.differ_on', kinds=(' ' + t('adj.and') + ' ').join(kinds[k] for k in d.kinds))}"
+    f"{' · ' + t('adj.resolved') if d.gold else ''}") for d in items}
+choice = st.selectbox(t("adj.item"), items, key="adj_item",
+                      format_func=lambda d: titles[d.generation_id])
 with ui.db() as session:
-    texts = service.comment_pair(session, choice.generation_id, acting=lead.id)
-if texts is not None:
-    st.html(diff_html(*texts, original_label="Original comment",
-                      predicted_label="Predicted comment"))
+    view = service.item_for_review(session, choice.generation_id, acting=lead.id)
+    history = service.gold_history(session, choice.generation_id, acting=lead.id)
+if view is not None:
+    st.html(code_html(view.content, view.span_start, view.span_end,
+                      programming_language=view.programming_language, path=view.path))
+    st.html(diff_html(view.original_comment, view.predicted_comment,
+                      original_label=t("label.original"), predicted_label=t("label.predicted")))
 cols = st.columns(len(choice.labels))
 for col, label in zip(cols, choice.labels):
     with col.container(border=True):
         st.markdown(f"**{ui.plain(label.annotator)}**: {label.accuracy}")
-        st.markdown(" ".join(f"`{c}`" for c in label.codes) or "_no codes_")
+        st.markdown(" ".join(f"`{c}`" for c in label.codes) or f"_{t('adj.no_codes')}_")
         if label.note:
             st.text(label.note)  # user text: shown as typed, never as Markdown
 taxonomy = default_taxonomy()
 codes = [c.id for c in taxonomy.labelable()]
-start = choice.gold or {}
+majority, majority_codes = service.majority_label(choice.labels)
+start = choice.gold or {"accuracy": majority, "codes": majority_codes}
+st.caption(t("adj.start"))
+lang = ui.interface_language()
+accuracy_names = {a: taxonomy.accuracy_text(a, lang)[0] for a in ("correct", "partial",
+                                                                   "incorrect")}
 with st.form(f"gold_{choice.generation_id}"):
-    accuracy = st.segmented_control("Gold accuracy", ["correct", "partial", "incorrect"],
-                                    default=start.get("accuracy") or choice.labels[0].accuracy)
-    union = sorted({c for l in choice.labels for c in l.codes})
-    gold_codes = st.multiselect("Gold codes", codes, default=list(start.get("codes", union)),
-                                format_func=lambda c: f"{c} {taxonomy.code(c).text('name', 'en')}")
-    note = st.text_input("Note", value=start.get("note", ""))
-    if st.form_submit_button("Store gold label", type="primary"):
+    accuracy = st.segmented_control(t("adj.gold_accuracy"), list(accuracy_names),
+                                    default=start.get("accuracy"), format_func=accuracy_names.get)
+    code_names = {c: f"{c} {taxonomy.code(c).text('name', lang)}" for c in codes}
+    gold_codes = st.multiselect(t("adj.gold_codes"), codes, default=list(start.get("codes", ())),
+                                format_func=code_names.get)
+    note = st.text_input(t("adj.note"), value=start.get("note", ""))
+    if st.form_submit_button(t("adj.store"), type="primary"):
         try:
             with ui.db() as session:
                 service.adjudicate(session, generation_id=choice.generation_id,
@@ -57,5 +75,8 @@ with st.form(f"gold_{choice.generation_id}"):
         except service.AnnotateError as error:
             st.error(ui.plain(error))
         else:
-            ui.flash("success", f"Gold label stored for #{choice.generation_id}.")
+            ui.flash("success", t("adj.stored", gid=choice.generation_id))
             st.rerun()
+if history:
+    with st.expander(t("adj.history", gid=choice.generation_id, count=len(history))):
+        st.dataframe(history, hide_index=True, key="adj_history")

@@ -7,16 +7,18 @@ import math
 import streamlit as st
 
 from annotate import service, ui
+from annotate.ui import t
 from taxonomy import default_taxonomy
 
 lead = ui.require_lead()
-st.header("Inter-annotator agreement")
+st.header(t("agree.header"))
+with_expert = st.toggle(t("agree.expert"), value=False, key="agree_expert")
 with ui.db() as session:
-    labels = service.finished_labels(session, acting=lead.id)
+    labels = service.finished_labels(session, acting=lead.id, include_expert=with_expert)
 codes = [c.id for c in default_taxonomy().labelable()]
 reports = [r for r in service.agreement_by_language(labels, codes) if r.n_items]
 if not reports:
-    st.info("No item has two finished labels yet: assign with 2 or more annotators per item.")
+    st.info(t("agree.none"))
     st.stop()
 
 

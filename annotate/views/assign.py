@@ -6,27 +6,31 @@ import streamlit as st
 from sqlalchemy import select
 
 from annotate import service, ui
+from annotate.ui import t
 from db import models as m
 from taxonomy import LANGUAGES
 
 lead = ui.require_lead()
-st.header("Assign items")
+st.header(t("assign.header"))
 with ui.db() as session:
     people = [p for p in service.list_annotators(session, acting=lead.id) if p.languages]
     models = sorted(session.exec(select(m.Generation.model).distinct()).scalars().all())
 
 with st.form("assign"):
-    chosen = st.multiselect("Annotators", people, default=[p for p in people if not p.is_lead],
+    chosen = st.multiselect(t("assign.annotators"), people,  # the team's active raters, not `expert`
+                            default=[p for p in people if p.role == "annotator" and p.active],
                             format_func=lambda p: f"{p.username} ({', '.join(p.languages)})")
     c1, c2 = st.columns(2)
-    languages = c1.multiselect("Languages (empty: all)", LANGUAGES)
-    chosen_models = c2.multiselect("Models (empty: all)", models)
+    languages = c1.multiselect(t("assign.languages"), LANGUAGES)
+    chosen_models = c2.multiselect(t("assign.models"), models)
     c3, c4, c5, c6 = st.columns(4)
-    per_item = c3.number_input("Annotators per item", min_value=1, max_value=10, value=1)
-    strategy = c4.segmented_control("Order", ["stratified", "random"], default="stratified")
-    seed = c5.number_input("Seed", min_value=0, value=0)
-    limit = c6.number_input("At most N items (0: all)", min_value=0, value=0)
-    submitted = st.form_submit_button("Assign", type="primary")
+    per_item = c3.number_input(t("assign.per_item"), min_value=1, max_value=10, value=1)
+    orders = {"stratified": t("assign.stratified"), "random": t("assign.random")}
+    strategy = c4.segmented_control(t("assign.order"), list(orders), default="stratified",
+                                    format_func=orders.get)
+    seed = c5.number_input(t("assign.seed"), min_value=0, value=0)
+    limit = c6.number_input(t("assign.limit"), min_value=0, value=0)
+    submitted = st.form_submit_button(t("assign.submit"), type="primary")
 if submitted:
     try:
         with ui.db() as session:
@@ -38,13 +42,12 @@ if submitted:
     except service.AnnotateError as error:
         st.error(ui.plain(error))
     else:
-        st.success(f"Added {added} assignments.")
+        st.success(t("assign.added", count=added))
 
-st.subheader("Take back untouched items")
+st.subheader(t("assign.take_back"))
 with st.form("unassign"):
-    who = st.selectbox("Annotator", people, format_func=lambda p: p.username)
-    if st.form_submit_button("Take back every item they have not started"):
+    who = st.selectbox(t("assign.annotator"), people, format_func=lambda p: p.username)
+    if st.form_submit_button(t("assign.take_back_button")):
         with ui.db() as session:
             taken = service.unassign_open(session, who.id, acting=lead.id)
-        st.success(f"Took back {taken} items from {ui.plain(who.username)} (their labels "
-                   f"stay).")
+        st.success(t("assign.taken", count=taken, username=ui.plain(who.username)))

@@ -10,11 +10,19 @@ import time
 import streamlit as st
 
 from annotate import outage, service, ui
+from annotate.ui import t
 from annotate.render import code_html, diff_html, output_overflow
 from taxonomy import default_taxonomy
 
 SHORTCUTS = {"correct": "1", "partial": "2", "incorrect": "3", "prev": "P", "next": "N",
-             "save": "S", "skip": "K", "flag": "F"}
+             "save": "S", "skip": "K", "flag": "F", "undo": "U"}
+MORE_CONTEXT = (80, 60)  # lines above and below the comment when the annotator asks for more
+FILTER_KEY = "lbl_filter"  # which items Previous/Next visit: all, or one state
+FILTERS = ("all", "todo", "draft", "done", "skipped", "flagged")
+KEYS_LINE = (("1", "correct"), ("2", "partial"), ("3", "incorrect"), ("N", "next"),
+             ("P", "prev"), ("S", "save"), ("K", "skip"), ("F", "flag"), ("U", "undo"),
+             ("C", "codes"), ("M", "note"), ("Esc", "leave"))
+PICKER_KEY = "lbl_codepick"  # the type-to-filter code picker; `C` focuses it (ui.KEYBOARD_JS)
 ACCURACY_ORDER = ("correct", "partial", "incorrect")  # as the study's Table 2 lists them
 QUEUE_MAX_AGE_S = 300  # re-read the whole queue this often, to pick up new assignments
 
@@ -53,6 +61,7 @@ def _queue(user) -> service.QueueState:
     if queue is None or queue.is_stale(now, QUEUE_MAX_AGE_S):
         with ui.db() as session:
             queue = service.QueueState.load(session, user.id, now)
+            S["lbl_pace"] = service.median_done_seconds(session, user.id)
         S["lbl_queue"] = queue
     return queue
 
@@ -72,7 +81,7 @@ def _save(status: str | None = None) -> bool:
     try:
         saved = _store(label)
     except (service.ItemGoneError, service.NotAssignedError) as error:
-        ui.flash("warning", str(error))
+        ui.flash("warning", _item_error(error, item["gid"]))
         S.pop("lbl_gid", None)
         _reload_item()
         return False
@@ -103,11 +112,15 @@ def _store(label: dict) -> service.Saved:
 
 
 def _say_stale(label: dict) -> None:
-    attempted = (f"accuracy {label['accuracy'] or '-'}, codes {' '.join(label['codes']) or '-'},"
-                 f" note {label['note']!r}")
-    ui.flash("error", f"Not saved: item #{label['generation_id']} was changed in another tab or "
-                      f"session since you opened it. The stored version is shown now; "
-                      f"your change was: {attempted}. Apply it again if it still holds.")
+    attempted = t("msg.attempted", accuracy=label["accuracy"] or "-",
+                  codes=" ".join(label["codes"]) or "-", note=repr(label["note"]))
+    ui.flash("error", t("msg.stale", gid=label["generation_id"], attempted=attempted))
+
+
+def _item_error(error: Exception, gid: int) -> str:
+    """The service's refusal in the interface language."""
+    return t("msg.item_gone" if isinstance(error, service.ItemGoneError) else
+             "msg.not_assigned", gid=gid)
 
 
 def _flush_pending() -> bool:
@@ -126,15 +139,15 @@ def _flush_pending() -> bool:
         outage.forget()
         if isinstance(error, service.StaleAnnotationError):
             _say_stale(label)
-        elif isinstance(error, (service.ItemGoneError, service.NotAssignedError,
-                                service.LabelError)):
+        elif isinstance(error, (service.ItemGoneError, service.NotAssignedError)):
+            ui.flash("warning", _item_error(error, label["generation_id"]))
+        elif isinstance(error, service.LabelError):
             ui.flash("warning", str(error))
         else:
             raise
     else:
         outage.forget()
-        ui.flash("success", f"The database is back: your label of item "
-                            f"#{label['generation_id']} is saved.")
+        ui.flash("success", t("msg.db_back", gid=label["generation_id"]))
     _reload_item()  # show what is stored now
     return True
 
@@ -154,6 +167,17 @@ def on_change() -> None:
     _save()
 
 
+def on_pick() -> None:
+    """A code chosen in the picker toggles its checkbox; the picker empties for the next one."""
+    picked = S.get(PICKER_KEY) or []
+    S[PICKER_KEY] = []
+    if not picked:
+        return
+    for code in picked:
+        S[_wkey("code", code)] = not S.get(_wkey("code", code), False)
+    _save()
+
+
 def on_nav(kind: str) -> None:
     S["lbl_nav"] = kind
 
@@ -161,8 +185,7 @@ def on_nav(kind: str) -> None:
 def on_save_next() -> None:
     item = _item()
     if not item.get("accuracy"):
-        ui.flash("warning", "Choose an accuracy label first (1 correct, 2 partial, "
-                            "3 incorrect); everything else is already saved.")
+        ui.flash("warning", t("msg.choose_accuracy"))
         return
     if _save("flagged" if item.get("status") == "flagged" else "done"):
         S["lbl_nav"] = "next_open"
@@ -177,11 +200,69 @@ def on_flag() -> None:
     item = _item()
     flagged = item.get("status") == "flagged"
     if _save(("done" if item.get("accuracy") else "draft") if flagged else "flagged"):
-        ui.flash("info", "Flag removed." if flagged else
-                 "Flagged for discussion with the lead (your label is kept).")
+        ui.flash("info", t("msg.flag_removed") if flagged else t("msg.flagged"))
+
+
+def on_filter() -> None:
+    S["lbl_nav"] = "filter"
+
+
+def _restore(version: dict) -> bool:
+    """Save an earlier version of this label again, as a new version (history keeps all)."""
+    item = _item()
+    before = item.get("accuracy")
+    item["accuracy"] = version["accuracy"]
+    codes = set((version.get("codes") or "").split())
+    for code in default_taxonomy().labelable():
+        S[_wkey("code", code.id)] = code.id in codes
+    S[_wkey("note")] = version.get("note") or ""
+    status = version["status"] if version.get("accuracy") or version["status"] != "done" \
+        else "draft"
+    if _save(status):
+        ui.flash("success", t("msg.restored", revision=version["revision"]))
+        return True
+    item["accuracy"] = before
+    return False
+
+
+def _own_versions() -> list[dict]:
+    user = ui.current_user()
+    if _item()["gid"] is None or user is None:
+        return []
+    with ui.db() as session:
+        return service.own_history(session, _item()["gid"], user.id)
+
+
+def on_undo() -> None:
+    """Back to the version before the last save (pressed again: forward to it)."""
+    versions = _own_versions()
+    if len(versions) < 2:
+        ui.flash("info", t("msg.nothing_to_undo"))
+        return
+    _restore(versions[1])
+
+
+def on_restore() -> None:
+    wanted = S.get("lbl_restore_pick")
+    chosen = next((v for v in _own_versions() if v["revision"] == wanted), None)
+    if chosen is not None:
+        _restore(chosen)
 
 
 # ------------------------------------------------------------------------------ page
+
+def _step_within(allowed: list[int], current: int | None, delta: int) -> int | None:
+    """The neighbour of `current` among the `allowed` queue positions (clamped to the ends)."""
+    if not allowed:
+        return current
+    if current is None:
+        return allowed[0] if delta > 0 else allowed[-1]
+    if delta > 0:
+        later = [i for i in allowed if i > current]
+        return later[0] if later else (current if current in allowed else allowed[-1])
+    earlier = [i for i in allowed if i < current]
+    return earlier[-1] if earlier else (current if current in allowed else allowed[0])
+
 
 def _choose_current(state: service.QueueState) -> int | None:
     nav = S.pop("lbl_nav", None)
@@ -192,7 +273,16 @@ def _choose_current(state: service.QueueState) -> int | None:
             current = state.index_of(int(st.query_params.get("item", "")))
         except ValueError:
             current = None
-    if nav == "next":
+    wanted = S.get(FILTER_KEY, "all")
+    allowed = [i for i, e in enumerate(queue) if wanted == "all" or e.state == wanted]
+    if nav == "filter":
+        if allowed:
+            current = allowed[0]
+        else:
+            S["lbl_filter_empty"] = wanted
+    elif nav in ("next", "prev") and wanted != "all":
+        current = _step_within(allowed, current, +1 if nav == "next" else -1)
+    elif nav == "next":
         current = service.step(queue, current, +1)
     elif nav == "prev":
         current = service.step(queue, current, -1)
@@ -223,51 +313,77 @@ def _enter_item(view: service.ItemView) -> None:
     S[_wkey("note")] = view.own.note
 
 
+def _clock(seconds: float | None) -> str:
+    """h:mm:ss or m:ss, readable in every interface language."""
+    if seconds is None:
+        return "–"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _time_line(total: service.Progress) -> str:
+    """Time on this item (earlier visits included) and the time the rest of the queue takes at
+    the annotator's median pace (shown when the page is drawn)."""
+    item = _item()
+    spent = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
+    pace = S.get("lbl_pace")
+    left = pace * (total.assigned - total.done) if pace else None
+    return t("label.time", item_time=_clock(spent), left=_clock(left))
+
+
 def _header(queue, index, view, progress) -> None:
     total = progress.get("*", service.Progress())
     entry = queue[index]
     per_lang = " · ".join(f"{lang} {p.done}/{p.assigned}" for lang, p in progress.items()
                           if lang != "*")
-    state = {"todo": "new", "draft": "in progress", "done": "done", "skipped": "skipped",
-             "flagged": "flagged"}[entry.state]
+    state = t(f"state.{entry.state}")
     saved = S.get("lbl_saved_at")
+    position = html.escape(t("label.item_of", n=index + 1, total=len(queue)))
+    counts = html.escape(t("label.progress", done=total.done, assigned=total.assigned,
+                           per_language=per_lang, skipped=total.skipped, flagged=total.flagged))
     st.html(
-        f'<div class="nlce-head"><b>Item {index + 1} of {len(queue)}</b> · #{view.generation_id}'
+        f'<div class="nlce-head"><b>{position}</b> · #{view.generation_id}'
         f" · {html.escape(view.language)} · {html.escape(view.programming_language or '?')} · "
-        f"<code>{html.escape(view.path or '')}</code> · model {html.escape(view.model)}"
-        f" · <b>{state}</b>{' · saved ' + saved if saved else ''}"
-        f"<br>done {total.done}/{total.assigned} ({per_lang}) · skipped {total.skipped}"
-        f" · flagged {total.flagged}</div>")
+        f"<code>{html.escape(view.path or '')}</code> · "
+        f"{html.escape(t('label.model', model=view.model))} · <b>{html.escape(state)}</b>"
+        f"{' · ' + html.escape(t('label.saved_at', time=saved)) if saved else ''}"
+        f"<br>{counts} · {html.escape(_time_line(total))}</div>")
     st.progress(total.fraction)
 
 
 def _code_column(view: service.ItemView) -> None:
+    more = S.get("lbl_more_context", False)  # a preference: it stays on from item to item
     if not view.is_pairs:
         st.html(code_html(view.content, view.span_start, view.span_end,
-                          programming_language=view.programming_language, path=view.path))
+                          programming_language=view.programming_language, path=view.path,
+                          before=MORE_CONTEXT[0] if more else 14,
+                          after=MORE_CONTEXT[1] if more else 10))
     elif view.context:  # a pairs item shows its own context, when it has one
-        st.html('<div class="nlce-context"><div class="nlce-diff-head">Context</div>'
-                f"<pre>{html.escape(view.context)}</pre></div>")
+        st.html(f'<div class="nlce-context"><div class="nlce-diff-head">'
+                f'{html.escape(t("label.context"))}</div><pre>{html.escape(view.context)}</pre></div>')
     if view.model_wrote_nothing:  # a real outcome to label, not an empty diff
-        st.html('<div class="nlce-empty-output"><b>The model wrote nothing.</b></div>'
-                '<div class="nlce-diff-side"><div class="nlce-diff-head">Original comment'
-                f"</div><pre>{html.escape(view.original_comment)}</pre></div>")
+        st.html(f'<div class="nlce-empty-output"><b>{html.escape(t("label.wrote_nothing"))}</b>'
+                f'</div><div class="nlce-diff-side"><div class="nlce-diff-head">'
+                f'{html.escape(t("label.original"))}</div>'
+                f"<pre>{html.escape(view.original_comment)}</pre></div>")
         return
     st.html(diff_html(view.original_comment, view.predicted_comment,
-                      original_label="Original comment", predicted_label="Predicted comment"))
+                      original_label=t("label.original"), predicted_label=t("label.predicted")))
     overflow = output_overflow(view.raw_output, view.predicted_comment)
     if overflow.strip():
-        st.html('<div class="nlce-overflow"><div class="nlce-diff-head">Raw model output '
-                f"continues after the comment:</div><pre>{html.escape(overflow)}</pre></div>")
+        st.html(f'<div class="nlce-overflow"><div class="nlce-diff-head">'
+                f'{html.escape(t("label.overflow"))}</div><pre>{html.escape(overflow)}</pre></div>')
+    st.toggle(t("label.more_context"), key="lbl_more_context")
 
 
 def _criteria(code, lang: str) -> str:
     lines = [f"**{code.id} {code.text('name', lang)}**", code.text("description", lang)]
     inclusion, exclusion = code.text("inclusion", lang), code.text("exclusion", lang)
     if inclusion:
-        lines.append("Include if:\n" + "\n".join(f"- {c}" for c in inclusion))
+        lines.append(t("label.include_if") + "\n" + "\n".join(f"- {c}" for c in inclusion))
     if exclusion:
-        lines.append("Exclude if:\n" + "\n".join(f"- {c}" for c in exclusion))
+        lines.append(t("label.exclude_if") + "\n" + "\n".join(f"- {c}" for c in exclusion))
     return "\n\n".join(lines)
 
 
@@ -280,7 +396,7 @@ def _code_groups(lang: str) -> list[list[tuple[str, list]]]:
     titled = []
     for category, codes in groups.items():
         title = (taxonomy.code(category).text("name", lang)
-                 if category in taxonomy.codes else "Other")
+                 if category in taxonomy.codes else t("label.other_category"))
         titled.append((f"{category} · {title}" if category in taxonomy.codes else title, codes))
     columns: list[list] = [[], [], []]
     height = [0, 0, 0]
@@ -300,6 +416,10 @@ def _label_column(view: service.ItemView, lang: str) -> None:
         col.button(name, key=f"lbl_acc_{label}", help=description, on_click=on_accuracy,
                    args=(label,), shortcut=SHORTCUTS[label], width="stretch",
                    type="primary" if item.get("accuracy") == label else "secondary")
+    st.multiselect(t("label.codes"), [c.id for c in taxonomy.labelable()], key=PICKER_KEY,
+                   on_change=on_pick, label_visibility="collapsed",
+                   format_func=lambda c: f"{c} {taxonomy.code(c).text('name', lang)}",
+                   placeholder=t("label.picker"))
     for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
         with column:
             for title, codes in groups:
@@ -307,32 +427,37 @@ def _label_column(view: service.ItemView, lang: str) -> None:
                 for code in codes:
                     st.checkbox(f"{code.id} {code.text('name', lang)}", key=_wkey("code", code.id),
                                 help=_criteria(code, lang), on_change=on_change)
-    st.text_area("Note", key=_wkey("note"), height=68, on_change=on_change,
-                 placeholder="Optional: anything the lead should know about this item",
-                 label_visibility="collapsed")
+    st.text_area(t("label.note"), key=_wkey("note"), height=68, on_change=on_change,
+                 placeholder=t("label.note_placeholder"), label_visibility="collapsed")
     nav = st.columns(5, gap="small")
-    nav[0].button("Prev", key="lbl_prev", on_click=on_nav, args=("prev",),
+    nav[0].button(t("button.prev"), key="lbl_prev", on_click=on_nav, args=("prev",),
                   shortcut=SHORTCUTS["prev"], width="stretch")
-    nav[1].button("Next", key="lbl_next", on_click=on_nav, args=("next",),
+    nav[1].button(t("button.next"), key="lbl_next", on_click=on_nav, args=("next",),
                   shortcut=SHORTCUTS["next"], width="stretch")
-    nav[2].button("Save", key="lbl_save", on_click=on_save_next, type="primary",
+    nav[2].button(t("button.save"), key="lbl_save", on_click=on_save_next, type="primary",
                   shortcut=SHORTCUTS["save"], width="stretch")
-    nav[3].button("Skip", key="lbl_skip", on_click=on_skip, shortcut=SHORTCUTS["skip"],
+    nav[3].button(t("button.skip"), key="lbl_skip", on_click=on_skip, shortcut=SHORTCUTS["skip"],
                   width="stretch")
-    nav[4].button("Unflag" if item.get("status") == "flagged" else "Flag", key="lbl_flag",
+    nav[4].button(t("button.unflag" if item.get("status") == "flagged" else "button.flag"),
+                  key="lbl_flag",
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
-    st.html('<div class="nlce-keys">Keys: <kbd>1</kbd> correct · <kbd>2</kbd> partial · '
-            '<kbd>3</kbd> incorrect · <kbd>N</kbd> next · <kbd>P</kbd> previous · '
-            '<kbd>S</kbd> save &amp; next open item · <kbd>K</kbd> skip · <kbd>F</kbd> flag. '
-            'Every change is saved at once; hover a code for its criteria.</div>')
+    keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(t('keys.' + what))}"
+                      for key, what in KEYS_LINE)
+    st.html(f'<div class="nlce-keys">{html.escape(t("keys.title"))}: {keys}. '
+            f'{html.escape(t("keys.tail"))}</div>')
+    ui.keyboard_helper()
 
 
 def _history(view: service.ItemView, user) -> None:
     if view.own.history > 1:
-        with st.expander(f"Your earlier versions of this label ({view.own.history} saves)"):
+        with st.expander(t("label.history", count=view.own.history)):
             with ui.db() as session:
-                st.dataframe(service.own_history(session, view.generation_id, user.id),
-                             hide_index=True)
+                versions = service.own_history(session, view.generation_id, user.id)
+            st.dataframe(versions, hide_index=True)
+            pick, restore = st.columns([3, 1], vertical_alignment="bottom")
+            pick.selectbox(t("label.restore"), [v["revision"] for v in versions[1:]],
+                           key="lbl_restore_pick")
+            restore.button(t("label.restore"), key="lbl_restore", on_click=on_restore)
 
 
 def page() -> None:
@@ -344,7 +469,7 @@ def page() -> None:
     state = _queue(user)
     queue = state.entries
     if not queue:
-        st.info("No items are assigned to you yet. Your lead assigns them on the Assign page.")
+        st.info(t("label.no_items"))
         return
     index = _choose_current(state)
     gid = queue[index].generation_id
@@ -352,25 +477,39 @@ def page() -> None:
         with ui.db() as session:
             view = service.load_item(session, gid, user.id)
     except (service.ItemGoneError, service.NotAssignedError) as error:
-        st.warning(ui.plain(error))
+        st.warning(ui.plain(_item_error(error, gid)))
         S.pop("lbl_gid", None)
         _reload_item()
         return
     if _item().get("gid") != gid:
         _enter_item(view)
+        with ui.db() as session:  # read once per visit of the item
+            _item()["lead_answer"] = service.flag_answer(session, gid, user.id)
     S["lbl_gid"] = gid
     st.query_params["item"] = str(gid)
     known = {c.id for c in default_taxonomy().labelable()}
     retired = [c for c in view.own.codes if c not in known]
     if retired:
-        st.warning(f"Your stored label holds {', '.join(retired)}, which taxonomy "
-                   f"{default_taxonomy().version} does not have. It stays in this label's "
-                   f"history; your next change to this item saves it without "
-                   f"{'that code' if len(retired) == 1 else 'those codes'}.")
+        st.warning(t("label.retired_codes", codes=", ".join(retired),
+                     version=default_taxonomy().version))
     if S.pop("lbl_all_done", False):
-        st.success("Every item in your queue has a label. Use Previous/Next to review.")
+        st.toast(t("label.all_done"), icon="✅", duration="long")
+    empty = S.pop("lbl_filter_empty", None)
+    if empty:
+        st.toast(t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
+    if _item().get("lead_answer"):
+        with st.container(border=True):
+            st.caption(t("label.lead_answer"))
+            st.text(_item()["lead_answer"])  # the lead's text, shown as typed
     progress = state.progress()  # includes what this run's callbacks saved
-    _header(queue, index, view, progress)
+    head, choose, undo = st.columns([0.72, 0.16, 0.12], vertical_alignment="bottom")
+    with head:
+        _header(queue, index, view, progress)
+    names = {f: t("filter.all") if f == "all" else t(f"state.{f}") for f in FILTERS}
+    choose.selectbox(t("filter.label"), FILTERS, key=FILTER_KEY, on_change=on_filter,
+                     format_func=names.get)
+    undo.button(t("button.undo"), key="lbl_undo", on_click=on_undo, shortcut=SHORTCUTS["undo"],
+                width="stretch")
     lang = ui.interface_language()
     left, right = st.columns([0.47, 0.53], gap="medium")
     with left:

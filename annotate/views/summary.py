@@ -5,32 +5,32 @@ import streamlit as st
 
 from agreement.labels import SUMMARY_POLICY
 from annotate import service, ui
+from annotate.ui import t
 
 lead = ui.require_lead()
-st.header("Summary tables")
+st.header(t("nav.summary"))
 with ui.db() as session:
     labels = service.finished_labels(session, acting=lead.id)
     gold = service.gold_labels(session, acting=lead.id)
 resolved, unresolved = service.resolve_labels(labels, gold)
 sources = {s: sum(1 for r in resolved if r.source == s) for s in ("gold", "single", "agreed")}
-st.caption(f"Label policy {SUMMARY_POLICY}: {len(resolved)} items counted (gold "
-           f"{sources['gold']}, single annotator "
-           f"{sources['single']}, annotators agreeing {sources['agreed']}); {len(unresolved)} "
-           f"items with disagreeing annotators left out until adjudicated.")
+st.caption(t("summary.counted", policy=SUMMARY_POLICY, counted=len(resolved),
+             gold=sources["gold"], single=sources["single"], agreed=sources["agreed"],
+             unresolved=len(unresolved)))
 
-st.subheader("Table 1: errors per code and category")
+st.subheader(t("summary.table1"))
 errors = service.error_table(resolved)
-hide_empty = st.toggle("Hide codes nobody used", value=False)
+hide_empty = st.toggle(t("summary.hide_empty"), value=False)
 shown = [r for r in errors if r["total"]] if hide_empty else errors
 st.dataframe(shown, hide_index=True, key="summary_errors")
-st.download_button("Download Table 1 (CSV)", service.rows_to_csv(errors),
+st.download_button(t("summary.download1"), service.rows_to_csv(errors),
                    file_name="errors_per_code.csv", mime="text/csv")
 
-st.subheader("Table 2: accuracy per model and language")
+st.subheader(t("summary.table2"))
 accuracy = service.accuracy_table(resolved)
 if accuracy:
     st.dataframe(accuracy, hide_index=True, key="summary_accuracy")
-    st.download_button("Download Table 2 (CSV)", service.rows_to_csv(accuracy),
+    st.download_button(t("summary.download2"), service.rows_to_csv(accuracy),
                        file_name="accuracy_per_model.csv", mime="text/csv")
 else:
-    st.info("No finished labels yet.")
+    st.info(t("summary.none"))

@@ -145,3 +145,23 @@ def launch_app(tmp_path):
     yield launch
     for proc in started:
         _kill_group(proc)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def chromium():
+    """One headless Chromium (Debian's, through Playwright) for a whole test: open a context
+    per colour scheme or account instead of a browser per check."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -56,7 +56,7 @@ def shown(markdown: str) -> str:
 def texts(at: AppTest) -> str:
     parts = [e.value for e in at.markdown] + [e.value for e in at.error]
     parts += [e.value for e in at.warning] + [e.value for e in at.info] + [
-        e.value for e in at.success]
+        e.value for e in at.success] + [e.value for e in at.toast]
     parts += [getattr(e, "proto", None) and e.proto.body or "" for e in at.get("html")]
     return shown("\n".join(str(p) for p in parts))
 

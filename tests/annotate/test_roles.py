@@ -39,6 +39,10 @@ LEAD_ACTIONS = {
     "gold_labels": lambda s, ids, acting: service.gold_labels(s, acting=acting),
     "comment_pair": lambda s, ids, acting: service.comment_pair(
         s, _first_item(s, ids), acting=acting),
+    "item_for_review": lambda s, ids, acting: service.item_for_review(
+        s, _first_item(s, ids), acting=acting),
+    "gold_history": lambda s, ids, acting: service.gold_history(
+        s, _first_item(s, ids), acting=acting),
     "adjudicate": lambda s, ids, acting: service.adjudicate(
         s, generation_id=_first_item(s, ids), adjudicator_id=acting, accuracy="correct",
         codes=[]),

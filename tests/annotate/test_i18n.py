@@ -1,0 +1,124 @@
+"""The interface message catalogue (annotate/data/messages.yaml): complete and well formed in
+every interface language, every key the code asks for exists, a broken catalogue is refused with
+one line naming the message and the language, and the pages show in the account's language."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session
+from streamlit.testing.v1 import AppTest
+
+from annotate import i18n, service
+from db import get_engine
+from taxonomy import LANGUAGES, default_taxonomy
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "annotate" / "app.py")
+PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
+
+
+def test_the_shipped_catalogue_has_every_message_in_every_language():
+    catalogue = i18n.load_catalogue()
+    assert len(catalogue) > 50
+    for key, texts in catalogue.items():
+        assert set(texts) == set(LANGUAGES), key
+        assert all(text.strip() for text in texts.values()), key
+        # a translation left in English by mistake (short words like "model" may match)
+        if len(texts["en"]) > 20:
+            assert all(texts[lang] != texts["en"] for lang in LANGUAGES if lang != "en"), key
+
+
+def _used_keys() -> set[str]:
+    """Every literal message key the app's code passes to t(...) or i18n.text(...)."""
+    used = set()
+    for path in (ROOT / "annotate").rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        used |= set(re.findall(r"""\bt\(\s*f?["']([a-z_]+\.[a-z_]+)["']""", source))
+        used |= set(re.findall(r"""\btext\(\s*["']([a-z_]+\.[a-z_]+)["']""", source))
+    return used
+
+
+def test_every_key_the_code_uses_is_in_the_catalogue():
+    used = _used_keys()
+    assert len(used) > 30
+    missing = sorted(used - set(i18n.catalogue()))
+    assert not missing, f"message keys used but not in messages.yaml: {missing}"
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ("  greeting:\n    en: Hello\n    zh: 你好\n    nl: Hallo\n    el: Γεια\n",
+     "message 'greeting': no pl text"),
+    ("  greeting:\n    en: Hello {name}\n    zh: 你好\n    nl: Hallo {name}\n    el: Γεια {name}\n"
+     "    pl: Cześć {name}\n", "message 'greeting': zh text has placeholders [], en has ['name']"),
+    ("  greeting:\n    en: Hi\n    zh: 你好\n    nl: Hoi\n    el: Γεια\n    pl: Cześć\n    de: Hallo\n",
+     "message 'greeting': unknown language 'de'"),
+    ("  greeting: Hello\n", "message 'greeting': expected one text per language"),
+])
+def test_a_broken_catalogue_is_refused_naming_message_and_language(tmp_path, entry, expected):
+    path = tmp_path / "messages.yaml"
+    path.write_text("version: 1\nmessages:\n" + entry, encoding="utf-8")
+    with pytest.raises(i18n.CatalogueError) as refused:
+        i18n.load_catalogue(path)
+    assert str(refused.value).startswith("messages.yaml: ")
+    assert expected in str(refused.value) and "\n" not in str(refused.value)
+
+
+def _signed_in(username: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_input(key="sign_in_user").input(username)
+    at.text_input(key="sign_in_password").input(PASSWORD)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_labelling_page_shows_in_the_accounts_interface_language(app_db, ids, lang):
+    with Session(get_engine(app_db)) as session:
+        service.set_interface_language(session, ids["bas"], lang)
+        session.commit()
+    at = _signed_in("bas")
+    catalogue = i18n.catalogue()
+    labels = {b.label for b in at.button}
+    for key in ("button.prev", "button.next", "button.save", "button.skip", "button.flag",
+                "sidebar.sign_out"):
+        assert catalogue[key][lang] in labels, (lang, key, labels)
+    html = " ".join(e.proto.body for e in at.get("html"))
+    for key in ("keys.title", "keys.leave", "label.original", "label.predicted"):
+        assert catalogue[key][lang] in html, (lang, key)
+    assert catalogue["label.item_of"][lang].format(n=1, total=6) in html
+    helps = " ".join(c.help or "" for c in at.checkbox)
+    assert catalogue["label.include_if"][lang] in helps
+    code = default_taxonomy().code("LG-GR1")
+    assert any(c.label == f"LG-GR1 {code.text('name', lang)}" for c in at.checkbox)
+    assert at.multiselect(key="lbl_codepick").placeholder == catalogue["label.picker"][lang]
+
+
+@pytest.mark.parametrize("lang", ["zh", "pl"])
+def test_the_leads_pages_show_in_the_leads_interface_language(app_db, ids, lang):
+    with Session(get_engine(app_db)) as session:
+        service.set_interface_language(session, ids["lead"], lang)
+        session.commit()
+    at = _signed_in("lead")
+    say = {key: texts[lang] for key, texts in i18n.catalogue().items()}
+    at.switch_page("views/team.py").run()
+    assert not at.exception, at.exception
+    assert at.header[0].value == say["nav.team"]
+    assert {say["team.create"], say["team.save"]} <= {b.label for b in at.button}
+    at.switch_page("views/assign.py").run()
+    assert at.header[0].value == say["assign.header"]
+    assert say["assign.submit"] in {b.label for b in at.button}
+    at.switch_page("views/agreement.py").run()
+    assert at.header[0].value == say["agree.header"]
+    at.switch_page("views/adjudicate.py").run()
+    assert not at.exception, at.exception
+    assert say["adj.count"].format(count=0) in [c.value for c in at.caption]
+    at.switch_page("views/summary.py").run()
+    assert not at.exception, at.exception
+    assert [h.value for h in at.header] == [say["nav.summary"]]
+    assert say["summary.table1"] in [h.value for h in at.subheader]
+    at.switch_page("views/analysis.py").run()
+    assert not at.exception, at.exception
+    assert [h.value for h in at.header] == [say["analysis.header"]]

@@ -1,0 +1,123 @@
+"""The lead's tools: re-activating an account, gold label history and the majority starting
+point of adjudication, imported expert labels kept apart from the team's raters, and the Team
+page's median time per annotator and language."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlmodel import Session
+from streamlit.testing.v1 import AppTest
+
+from annotate import service
+from db import get_engine
+
+PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
+APP = str(Path(__file__).resolve().parents[2] / "annotate" / "app.py")
+
+
+def _signed_in(username: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_input(key="sign_in_user").input(username)
+    at.text_input(key="sign_in_password").input(PASSWORD)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _label(session, gid, annotator_id, accuracy, codes=(), seconds=1.0):
+    service.save_label(session, generation_id=gid, annotator_id=annotator_id, accuracy=accuracy,
+                       codes=list(codes), note="", seconds_spent=seconds, status="done",
+                       expected_revision=None)
+
+
+def test_a_deactivated_account_can_be_reactivated_and_the_list_shows_who_is_active(app_db, ids):
+    with Session(get_engine(app_db)) as session:
+        service.update_annotator(session, ids["bas"], acting=ids["lead"], active=False)
+        listed = {p.username: p.active for p in service.list_annotators(session,
+                                                                         acting=ids["lead"])}
+        assert listed == {"anna": True, "bas": False, "lead": True}
+        service.update_annotator(session, ids["bas"], acting=ids["lead"], active=True)
+        session.commit()
+        assert service.authenticate(session, "bas", PASSWORD).active
+    at = _signed_in("lead")
+    at.switch_page("views/team.py").run()
+    assert not at.exception, at.exception
+    accounts = at.dataframe[0].value  # the accounts table comes first
+    assert dict(zip(accounts["username"], accounts["active"])) == {
+        "anna": True, "bas": True, "lead": True}
+
+
+def test_gold_labels_keep_their_history(app_db, ids):
+    with Session(get_engine(app_db)) as session:
+        gid = service.queue_for(session, ids["bas"])[0].generation_id
+        service.adjudicate(session, generation_id=gid, adjudicator_id=ids["lead"],
+                           accuracy="partial", codes=["LG-GR1"], note="first")
+        service.adjudicate(session, generation_id=gid, adjudicator_id=ids["lead"],
+                           accuracy="incorrect", codes=["SE-HA2", "LG-GR1"], note="second")
+        session.commit()
+        history = service.gold_history(session, gid, acting=ids["lead"])
+        gold = service.gold_labels(session, acting=ids["lead"])[gid]
+    assert [(h["accuracy"], h["codes"], h["note"], h["adjudicator"]) for h in history] == [
+        ("incorrect", "LG-GR1 SE-HA2", "second", "lead"), ("partial", "LG-GR1", "first", "lead")]
+    assert (gold["accuracy"], gold["codes"]) == ("incorrect", ("LG-GR1", "SE-HA2"))
+
+
+def _human(annotator, accuracy, codes=()):
+    return service.HumanLabel(1, "nl", "m", annotator, accuracy, tuple(codes))
+
+
+def test_adjudication_starts_from_the_majority_or_from_nothing():
+    three = [_human("anna", "incorrect", ["LG-GR1"]), _human("bas", "correct"),
+             _human("cas", "incorrect", ["LG-GR1", "SE-HA2"])]
+    assert service.majority_label(three) == ("incorrect", ("LG-GR1",))
+    # two raters who disagree: no accuracy (not the alphabetically first rater's), no codes
+    # only one of them chose
+    assert service.majority_label([_human("anna", "correct"),
+                                   _human("bas", "incorrect", ["SE-HA2"])]) == (None, ())
+
+
+def test_imported_expert_labels_stay_apart_from_the_team_unless_asked(app_db, ids):
+    with Session(get_engine(app_db)) as session:
+        expert = service.create_annotator(session, username="expert", password=None,
+                                          languages=["nl"], role="expert",
+                                          acting=service.OPERATOR)
+        queue = service.queue_for(session, ids["bas"])
+        service.assign(session, annotator_ids=[expert.id], languages=["nl"], per_item=3,
+                       acting=service.OPERATOR)
+        gid = queue[0].generation_id
+        _label(session, gid, ids["anna"], "correct")
+        _label(session, gid, ids["bas"], "correct")
+        _label(session, gid, expert.id, "incorrect", ["SE-HA2"])
+        session.commit()
+        team = service.finished_labels(session, acting=ids["lead"], include_expert=False)
+        everyone = service.finished_labels(session, acting=ids["lead"], include_expert=True)
+    assert {l.annotator for l in team} == {"anna", "bas"}
+    assert {l.annotator for l in everyone} == {"anna", "bas", "expert"}
+    assert service.find_disagreements(team) == []
+    assert [d.generation_id for d in service.find_disagreements(everyone)] == [gid]
+    at = _signed_in("lead")
+    at.switch_page("views/agreement.py").run()
+    assert not at.exception, at.exception
+    assert at.dataframe[0].value["annotators"].tolist() == [2]
+    at.switch_page("views/adjudicate.py").run()
+    assert "0 items with disagreement" in "".join(c.value for c in at.caption)
+    at.toggle(key="adj_expert").set_value(True).run()
+    assert "1 items with disagreement" in "".join(c.value for c in at.caption)
+    at.switch_page("views/assign.py").run()
+    assert not at.exception, at.exception
+    assert sorted(p.username for p in at.multiselect[0].value) == ["anna", "bas"]
+
+
+def test_the_team_page_median_time_is_per_language(app_db, ids):
+    with Session(get_engine(app_db)) as session:
+        queue = service.queue_for(session, ids["anna"])
+        first = {}
+        for entry in queue:
+            first.setdefault(entry.language, entry.generation_id)
+        _label(session, first["nl"], ids["anna"], "correct", seconds=10)
+        _label(session, first["zh"], ids["anna"], "correct", seconds=100)
+        session.commit()
+        rows = service.team_progress(session, acting=ids["lead"])
+    medians = {r["language"]: r["median_seconds"] for r in rows if r["annotator"] == "anna"}
+    assert medians == {"nl": 10.0, "zh": 100.0}
+
