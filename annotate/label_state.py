@@ -1,0 +1,137 @@
+"""The labelling view's state and save path: the item and queue cached in st.session_state
+under "lbl_*" keys (the database is the truth), and saving a label, kept and retried when the
+database is out (`annotate.outage`). The page itself is `annotate/views/label.py`."""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from annotate import outage, service, ui
+from annotate.ui import t
+from taxonomy import default_taxonomy
+
+QUEUE_MAX_AGE_S = 300  # re-read the whole queue this often, to pick up new assignments
+
+S = st.session_state
+
+
+def _item() -> dict:
+    return S.setdefault("lbl_item", {"gid": None})
+
+
+def _wkey(kind: str, code: str = "") -> str:
+    # Fixed keys: the widgets stay mounted from item to item (cheaper to redraw); entering an
+    # item writes its stored values into them before they are drawn.
+    return f"lbl_{kind}_{code}"
+
+
+def _codes_from_widgets() -> list[str]:
+    return [c.id for c in default_taxonomy().labelable() if S.get(_wkey("code", c.id))]
+
+
+def _note_from_widget() -> str:
+    return S.get(_wkey("note"), _item().get("note", "")) or ""
+
+
+def _reload_item() -> None:
+    """Forget the cached item and queue so the next run reads them from the database."""
+    S["lbl_item"] = {"gid": None}
+    S.pop("lbl_queue", None)
+
+
+def _queue(user) -> service.QueueState:
+    queue = S.get("lbl_queue")
+    now = time.time()
+    if queue is None or queue.is_stale(now, QUEUE_MAX_AGE_S):
+        with ui.db() as session:
+            queue = service.QueueState.load(session, user.id, now)
+            S["lbl_pace"] = service.median_done_seconds(session, user.id)
+        S["lbl_queue"] = queue
+    return queue
+
+
+def _save(status: str | None = None) -> bool:
+    """Write the current label (accuracy, codes, note, time) now; True when stored."""
+    item = _item()
+    user = ui.current_user()
+    if item["gid"] is None or user is None:
+        return False
+    status = status or service.status_after_change(item.get("status"), item.get("accuracy"))
+    codes, note = _codes_from_widgets(), _note_from_widget()
+    seconds = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
+    label = dict(generation_id=item["gid"], annotator_id=user.id, accuracy=item.get("accuracy"),
+                 codes=codes, note=note, seconds_spent=seconds, status=status,
+                 expected_revision=item.get("revision"))
+    try:
+        saved = _store(label)
+    except (service.ItemGoneError, service.NotAssignedError) as error:
+        ui.flash("warning", _item_error(error, item["gid"]))
+        S.pop("lbl_gid", None)
+        _reload_item()
+        return False
+    except service.LabelError as error:
+        ui.flash("error", str(error))
+        _reload_item()
+        return False
+    except service.StaleAnnotationError:
+        _say_stale(label)
+        _reload_item()
+        return False
+    except Exception as error:
+        if not outage.is_database_unavailable(error):
+            raise
+        outage.keep(label)  # stored by _flush_pending once the database is back
+        return False
+    outage.forget()  # a newer label was stored: an older kept one must not follow it
+    item.update(revision=saved.revision, status=saved.status)
+    if "lbl_queue" in S:
+        S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
+    S["lbl_saved_at"] = time.strftime("%H:%M:%S")
+    return True
+
+
+def _store(label: dict) -> service.Saved:
+    with ui.db() as session:
+        return service.save_label(session, **label)
+
+
+def _say_stale(label: dict) -> None:
+    attempted = t("msg.attempted", accuracy=label["accuracy"] or "-",
+                  codes=" ".join(label["codes"]) or "-", note=repr(label["note"]))
+    ui.flash("error", t("msg.stale", gid=label["generation_id"], attempted=attempted))
+
+
+def _item_error(error: Exception, gid: int) -> str:
+    """The service's refusal in the interface language."""
+    return t("msg.item_gone" if isinstance(error, service.ItemGoneError) else
+             "msg.not_assigned", gid=gid)
+
+
+def _flush_pending() -> bool:
+    """Store the label kept during a database outage; False while the database is still out
+    (the page then shows only the outage line and retries)."""
+    label = outage.pending()
+    if label is None:
+        return True
+    if not outage.retry_due():
+        return False
+    try:
+        _store(label)
+    except Exception as error:
+        if outage.is_database_unavailable(error):
+            return False
+        outage.forget()
+        if isinstance(error, service.StaleAnnotationError):
+            _say_stale(label)
+        elif isinstance(error, (service.ItemGoneError, service.NotAssignedError)):
+            ui.flash("warning", _item_error(error, label["generation_id"]))
+        elif isinstance(error, service.LabelError):
+            ui.flash("warning", str(error))
+        else:
+            raise
+    else:
+        outage.forget()
+        ui.flash("success", t("msg.db_back", gid=label["generation_id"]))
+    _reload_item()  # show what is stored now
+    return True
