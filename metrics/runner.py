@@ -52,6 +52,7 @@ class ScoringConfig:
     rescale: str = "none"
     bleu_tokenize: str = "comment"
     dtype: Optional[str] = None
+    backend: Optional[str] = None  # bertscore encoder: torch | onnx (metrics.encoders)
     # how to run, not what is computed: not part of the signature
     device: Optional[str] = None
     batch_size: Optional[int] = None
@@ -100,6 +101,18 @@ class ScoringConfig:
                 raise ConfigError(f"--{exc}") from None
             if dtype != "float32" and metric != "bertscore":
                 raise ConfigError("half precision is implemented for bertscore only")
+        backend = self.backend
+        if metric == "bertscore":
+            from metrics.encoders import BackendError, resolve_backend
+
+            try:
+                backend = resolve_backend(device, dtype, backend)
+            except BackendError as exc:
+                raise ConfigError(f"--{exc}") from None
+        elif backend not in (None, "torch"):
+            raise ConfigError(f"--backend applies to bertscore only, not {metric}")
+        else:
+            backend = None
         if (self.idf or self.rescale != "none") and metric != "bertscore":
             raise ConfigError("--idf and --rescale apply to bertscore only")
         if metric != "bleu" and self.bleu_tokenize != "comment":
@@ -113,7 +126,7 @@ class ScoringConfig:
             raise ConfigError("--batch-size must be at least 1")
         langs = tuple(sorted({lang.strip().lower() for lang in self.langs if lang.strip()}))
         return replace(self, metric=metric, model=model, layer=layer, context=context, langs=langs,
-                       device=device, dtype=dtype)
+                       device=device, dtype=dtype, backend=backend)
 
     @property
     def is_lexical(self) -> bool:
@@ -137,13 +150,18 @@ class ScoringConfig:
         else:
             parts += [f"model:{self.model}", f"layer:{self.layer if self.layer is not None else 'last'}",
                       f"tok:hf:{self.model}", f"dtype:{self.dtype}"]
+            if self.backend == "onnx":  # torch runs keep the signature they had before backends
+                parts.append("backend:onnx")
             if self.metric == "bertscore":
                 parts += [f"idf:{'yes' if self.idf else 'no'}", f"rescale:{self.rescale}"]
             if self.metric == "lmscore":
                 from metrics.likelihood import CAUSAL_PROMPT_VERSION
 
                 parts.append(f"prompt:{CAUSAL_PROMPT_VERSION}")
-            parts.append(f"versions:torch-{_version('torch')},transformers-{_version('transformers')}")
+            from metrics.encoders import backend_versions
+
+            parts.append(f"versions:torch-{_version('torch')},transformers-{_version('transformers')}"
+                         f"{backend_versions(self.backend)}")
         parts += [f"ctx:{self.context}", f"noise:{self.noise}"]
         if self.noise != "none":
             parts.append(f"noisetok:{self.noise_tokenizer_name()}")
@@ -153,6 +171,8 @@ class ScoringConfig:
     def library_versions(self) -> dict:
         names = ["nlcomment-eval", "sacrebleu", "rouge-score", "nltk"] if self.is_lexical else \
             ["nlcomment-eval", "torch", "transformers", "tokenizers"]
+        if self.backend == "onnx":
+            names.append("onnxruntime")
         return {n: _version(n) for n in names}
 
 
@@ -195,15 +215,18 @@ def get_scorer(config: ScoringConfig):
     if config.is_lexical:
         return None
     key = (config.metric, config.model, config.layer, config.device, config.dtype,
-           config.batch_size)
+           config.backend, config.batch_size)
     if key not in _SCORERS:
         kwargs = {"batch_size": config.batch_size} if config.batch_size else {}
         if config.metric == "bertscore":
             from metrics.bertscore import BertScorer
 
-            _SCORERS[key] = BertScorer.from_pretrained(config.model, config.layer,
-                                                       device=config.device, dtype=config.dtype,
-                                                       **kwargs)
+            scorer = BertScorer.from_pretrained(config.model, config.layer, device=config.device,
+                                                dtype=config.dtype, backend=config.backend,
+                                                **kwargs)
+            _SCORERS[key] = scorer
+            if scorer.backend != config.backend:  # the onnx export failed: torch runs it
+                _SCORERS[key[:5] + (scorer.backend,) + key[6:]] = scorer
         elif config.metric == "bartscore":
             from metrics.likelihood import Seq2SeqScorer
 

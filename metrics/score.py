@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional, Sequence
 
 from sqlalchemy import delete, select
@@ -271,7 +271,9 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
 
     config = config.validated()
     if not config.is_lexical:
-        get_scorer(config)  # fail fast on an unknown model, before creating a run
+        scorer = get_scorer(config)  # fail fast on an unknown model, before creating a run
+        if getattr(scorer, "backend", config.backend) != config.backend:  # onnx fell back
+            config = replace(config, backend=scorer.backend)  # store under what really runs
     run_id, params = _get_or_create_run(url, config)
     summary = RunSummary(run_id, config.signature())
     with session_scope(url) as session:
@@ -411,6 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", help="cpu | cuda | cuda:1 (default: cuda if available)")
     parser.add_argument("--dtype", help="float32 | float16 (GPU) | bfloat16: bertscore "
                         "in half precision, faster and less exact (default float16 on GPU)")
+    parser.add_argument("--backend", help="bertscore encoder: torch | onnx (ONNX Runtime, CPU, "
+                        "float32; default onnx there when onnxruntime is installed, else torch)")
     parser.add_argument("--grid", metavar="FILE.yaml", help="run every configuration in a grid")
     parser.add_argument("--retry-errors", action="store_true",
                         help="re-score items whose stored score is an error")
@@ -437,7 +441,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             configs = [ScoringConfig(
                 metric=args.metric, model=args.model, layer=args.layer, context=args.context,
                 noise=args.noise, seed=args.seed, idf=args.idf, rescale=args.rescale,
-                bleu_tokenize=args.bleu_tokenize, dtype=args.dtype, device=args.device,
+                bleu_tokenize=args.bleu_tokenize, dtype=args.dtype, backend=args.backend,
+                device=args.device,
                 batch_size=args.batch_size, langs=tuple(args.lang), limit=args.limit,
                 dataset=args.dataset).validated()]
         else:
