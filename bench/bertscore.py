@@ -126,6 +126,10 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default=None)
     parser.add_argument("--backends", default="torch,onnx",
                         help="this project's encoder backends to time (comma-separated)")
+    parser.add_argument("--full", type=int, default=0, metavar="N_REFS",
+                        help="also time torch against onnx with context full on the first N_REFS "
+                             "references, each inside a synthetic file that fills the model's "
+                             "512-token window (the package has no context: no column for it)")
     parser.add_argument("--bf16", action="store_true",
                         help="also time this project in bfloat16 (faster on CPUs with bfloat16 "
                              "units, not within the tolerance)")
@@ -240,7 +244,46 @@ def main(argv=None) -> int:
         compare(f"study shape: a call per generating model ({args.preds}, as the release's "
                 f"predict_<model> files come), then uniform and targeted noise",
                 per_model + [(uniform, distinct), (targeted, distinct)])
+    if args.full:
+        ok = _compare_full_context(scorers, preds, refs, langs, args) and ok
     return 0 if ok else 1
+
+
+def _compare_full_context(scorers, preds, refs, langs, args) -> bool:
+    """torch vs onnx on long inputs: context full, windows of up to the model's maximum."""
+    from metrics.context import build_segment
+
+    backends = [n for n in ("torch", "onnx") if n in scorers]
+    n_pairs = args.full * args.preds
+    segments = ([], [])
+    for i in range(n_pairs):
+        rng = random.Random(i // args.preds)
+        before = "\n".join(_code_context(rng, k) for k in range(12)) + "\n# "
+        content = before + refs[i] + "\n" + "\n".join(_code_context(rng, k) for k in range(6))
+        span = (len(before), len(before) + len(refs[i]))
+        segments[0].append(build_segment(preds[i], "full", langs[i], content, span))
+        segments[1].append(build_segment(refs[i], "full", langs[i], content, span))
+    best, f_values, tokens = {}, {}, {}
+    for rep in range(args.repeats):
+        for name in (backends if rep % 2 == 0 else backends[::-1]):
+            scorer = scorers[name]
+            scorer.clear_cache()
+            before_tokens = scorer.work["padded_tokens"]
+            started = time.perf_counter()
+            f_values[name] = [s.f for s in scorer.score_segments(*segments, match_special=False)]
+            best[name] = min(best.get(name, float("inf")), time.perf_counter() - started)
+            tokens[name] = scorer.work["padded_tokens"] - before_tokens
+    print(f"\ncontext full: {n_pairs} pairs, each text inside a file windowed to "
+          f"{scorers[backends[0]].max_tokens} tokens")
+    for name in backends:
+        print(f"  {name:16s} {best[name]:7.2f} s {n_pairs / best[name]:9.1f} pairs/s "
+              f"{tokens[name]:12,d} tokens {tokens[name] / best[name]:9.0f} tokens/s "
+              f"{best[backends[0]] / best[name]:6.2f}x")
+    if len(backends) < 2:
+        return True
+    diff = max(abs(a - b) for a, b in zip(f_values["torch"], f_values["onnx"]))
+    print(f"  max |F torch - F onnx| = {diff:.2e} (tolerance {args.tolerance:g})")
+    return diff <= args.tolerance
 
 
 def _load() -> str:
