@@ -176,3 +176,12 @@ def test_cli_backend_option_stores_both_runs(scoring_db, e5_small_encoder, capsy
     scored = [g for g, v in f["torch"].items() if v is not None]
     assert len(scored) == 9  # one generation is blank
     assert all(abs(f["torch"][g] - f["onnx"][g]) <= TOLERANCE for g in scored)
+
+
+def test_grid_files_take_a_backend():
+    from metrics.runner import expand_grid
+
+    configs = expand_grid({"runs": [{"metric": "bertscore", "device": "cpu", "layer": 9,
+                                     "backend": ["torch", "onnx"]}]})
+    assert [c.backend for c in configs] == ["torch", "onnx"]
+    assert len({c.signature() for c in configs}) == 2
