@@ -8,12 +8,18 @@ each is timed `--repeats` times (alternating) and the best wall time (and, for s
 the best CPU time of this process) is reported. The F values must agree within
 `--tolerance` (default 1e-4) or the script exits with status 1.
 
-It also counts the tokens each scorer's encoder ran on (batch padding included): on a CPU both
-run tokens at about the same rate (matrix products dominate), so the token ratio is what the
-float32 speed-up can reach there. `--bf16` adds this project in bfloat16, reported against the
-package but outside the tolerance.
+It also counts the tokens each scorer's encoder ran on (batch padding included) and prints
+tokens/s and the share of the CPU's float32 GEMM peak that rate is (the encoder's linear-layer
+FLOPs per token against `torch.nn.functional.linear` timed at the encoder's shapes, here, before
+the runs). Columns: the package, this project on the torch backend, and on the ONNX Runtime
+backend (metrics.encoders; its load and one-time export are timed and the export's size shown);
+the tolerance applies to both. `--bf16` adds torch in bfloat16, outside the tolerance. The
+machine's load average is printed before and after: wall times mean little on a busy machine,
+so the CPU-time ratio (this process's CPU seconds over all its threads, busy-waiting included)
+is printed next to the wall-time speed-up.
 
-    python bench/bertscore.py [--model intfloat/multilingual-e5-small] [--layer 9] [--bf16] [--study]
+    python bench/bertscore.py [--model intfloat/multilingual-e5-small] [--layer 9] [--bf16]
+        [--study] [--repeats 3] [--backends torch,onnx]
 """
 from __future__ import annotations
 
@@ -120,6 +126,12 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--device", default=None)
+    parser.add_argument("--backends", default="torch,onnx",
+                        help="this project's encoder backends to time (comma-separated)")
+    parser.add_argument("--full", type=int, default=0, metavar="N_REFS",
+                        help="also time torch against onnx with context full on the first N_REFS "
+                             "references, each inside a synthetic file that fills the model's "
+                             "512-token window (the package has no context: no column for it)")
     parser.add_argument("--bf16", action="store_true",
                         help="also time this project in bfloat16 (faster on CPUs with bfloat16 "
                              "units, not within the tolerance)")
@@ -143,15 +155,35 @@ def main(argv=None) -> int:
     print(f"model {args.model} layer {args.layer} on {device}, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads")
 
+    print(f"load average (1, 5, 15 min) before: {_load()}")
     package = PackageScorer(model_type=folder, num_layers=args.layer, batch_size=args.batch_size,
                             device=device)
-    ours = BertScorer.from_pretrained(args.model, layer=args.layer, device=device,
-                                      dtype="float32")  # its own batching: by token budget
+    from models import load_encoder
+
+    started = time.perf_counter()
+    model, tokenizer = load_encoder(args.model, device=device)
+    print(f"model load (torch, from the model cache): {time.perf_counter() - started:.1f} s")
     package_tokens = _count_encoder_tokens(package._model)
-    scorers = {"bert-score": None, "ours": ours}
+    scorers = {"bert-score": None}
+    for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        started = time.perf_counter()
+        scorer = BertScorer(model, tokenizer, args.layer, model_name=args.model, device=device,
+                            dtype="float32", backend=backend)  # batching by token budget
+        if scorer.backend != backend:
+            print(f"backend {backend} is not available here; skipped")
+            continue
+        scorers[backend] = scorer
+        if backend == "onnx":
+            _describe_export(scorer, time.perf_counter() - started)
+    ours = next(s for s in scorers.values() if s is not None)
     if args.bf16:
-        scorers["ours bfloat16"] = BertScorer(ours.encoder, ours.tokenizer, None, device=device,
-                                              dtype="bfloat16")  # same truncated encoder
+        scorers["torch bfloat16"] = BertScorer(ours.encoder, ours.tokenizer, None, device=device,
+                                               dtype="bfloat16", backend="torch")
+    peak = _gemm_peak(ours.encoder.config, ours.max_batch_tokens)
+    flops_per_token = _linear_flops_per_token(ours.encoder.config, ours.layer)
+    print(f"fp32 GEMM peak at the encoder's shapes (torch linear, {torch.get_num_threads()} "
+          f"threads, best of 5): {peak / 1e9:.0f} GFLOP/s; encoder linear layers: "
+          f"{flops_per_token / 1e6:.1f} MFLOP/token")
     ok = True
 
     def run(name, jobs):
@@ -171,8 +203,8 @@ def main(argv=None) -> int:
         best = {name: float("inf") for name in scorers}
         cpu = dict(best)
         tokens, f_values = {}, {}
-        for _ in range(args.repeats):  # alternate, keep the best of each
-            for name in scorers:
+        for rep in range(args.repeats):  # alternate (order reversed every other round), best of
+            for name in (list(scorers) if rep % 2 == 0 else list(scorers)[::-1]):
                 before = padded_tokens(name)
                 started, started_cpu = time.perf_counter(), time.process_time()
                 f_values[name] = [x for fs in run(name, jobs) for x in fs]
@@ -180,21 +212,24 @@ def main(argv=None) -> int:
                 cpu[name] = min(cpu[name], time.process_time() - started_cpu)
                 tokens[name] = padded_tokens(name) - before
         print(f"\n{title}: {n_pairs} pairs in {len(jobs)} call(s)")
-        print("  scorer            wall s   pairs/s  CPU s  encoder tokens  tokens/s  speed-up  "
-              "max|F diff|")
+        print("  scorer            wall s   pairs/s  CPU s  encoder tokens  tokens/s  GEMM peak  "
+              "speed-up  CPU-time ratio  max|F diff|")
         for name in scorers:
             f_list = f_values[name]
             bad = sum(1 for x in f_list if x is None)
             diff = max(abs(a - b) for a, b in zip(f_list, f_values["bert-score"]) if a is not None)
+            rate = tokens[name] / best[name]
             print(f"  {name:16s} {best[name]:7.2f} {n_pairs / best[name]:9.1f} {cpu[name]:6.1f} "
-                  f"{tokens[name]:15,d} {tokens[name] / best[name]:9.0f} "
-                  f"{best['bert-score'] / best[name]:8.2f}x  {diff:.2e}"
+                  f"{tokens[name]:15,d} {rate:9.0f} {rate * flops_per_token / peak:9.0%} "
+                  f"{best['bert-score'] / best[name]:8.2f}x  {cpu['bert-score'] / cpu[name]:13.2f}x"
+                  f"  {diff:.2e}"
                   + (f"  failed items: {bad}" if bad else ""))
-            if name == "ours":
+            if name in ("torch", "onnx"):
                 ok = ok and diff <= args.tolerance and not bad
-        print(f"  tolerance {args.tolerance:g} applies to 'ours' (float32); encoder tokens include "
-              f"batch padding. Token ratio (the speed-up if both ran tokens equally fast): "
-              f"{tokens['bert-score'] / tokens['ours']:.2f}x")
+        print(f"  tolerance {args.tolerance:g} applies to torch and onnx (float32); encoder tokens "
+              f"include batch padding. Token ratio (the speed-up if both ran tokens equally "
+              f"fast): {tokens['bert-score'] / tokens[list(scorers)[1]]:.2f}x; "
+              f"load average now: {_load()}")
 
     for name in scorers:  # warm each up (thread pools, first-call costs)
         run(name, [(preds[:20], refs[:20])])
@@ -202,7 +237,7 @@ def main(argv=None) -> int:
     if args.study:
         from metrics.noise import hf_noise_tokenizer, make_noise
 
-        tok = hf_noise_tokenizer(ours.tokenizer, args.model)
+        tok = hf_noise_tokenizer(tokenizer, args.model)
         distinct = list(dict.fromkeys(refs))
         contexts = [_code_context(random.Random(i), i) for i in range(len(distinct))]
         uniform = [make_noise("uniform", r, tok, 0, i) for i, r in enumerate(distinct)]
@@ -212,7 +247,90 @@ def main(argv=None) -> int:
         compare(f"study shape: a call per generating model ({args.preds}, as the release's "
                 f"predict_<model> files come), then uniform and targeted noise",
                 per_model + [(uniform, distinct), (targeted, distinct)])
+    if args.full:
+        ok = _compare_full_context(scorers, preds, refs, langs, args) and ok
     return 0 if ok else 1
+
+
+def _compare_full_context(scorers, preds, refs, langs, args) -> bool:
+    """torch vs onnx on long inputs: context full, windows of up to the model's maximum."""
+    from metrics.context import build_segment
+
+    backends = [n for n in ("torch", "onnx") if n in scorers]
+    n_pairs = args.full * args.preds
+    segments = ([], [])
+    for i in range(n_pairs):
+        rng = random.Random(i // args.preds)
+        before = "\n".join(_code_context(rng, k) for k in range(12)) + "\n# "
+        content = before + refs[i] + "\n" + "\n".join(_code_context(rng, k) for k in range(6))
+        span = (len(before), len(before) + len(refs[i]))
+        segments[0].append(build_segment(preds[i], "full", langs[i], content, span))
+        segments[1].append(build_segment(refs[i], "full", langs[i], content, span))
+    best, f_values, tokens = {}, {}, {}
+    for rep in range(args.repeats):
+        for name in (backends if rep % 2 == 0 else backends[::-1]):
+            scorer = scorers[name]
+            scorer.clear_cache()
+            before_tokens = scorer.work["padded_tokens"]
+            started = time.perf_counter()
+            f_values[name] = [s.f for s in scorer.score_segments(*segments, match_special=False)]
+            best[name] = min(best.get(name, float("inf")), time.perf_counter() - started)
+            tokens[name] = scorer.work["padded_tokens"] - before_tokens
+    print(f"\ncontext full: {n_pairs} pairs, each text inside a file windowed to "
+          f"{scorers[backends[0]].max_tokens} tokens")
+    for name in backends:
+        print(f"  {name:16s} {best[name]:7.2f} s {n_pairs / best[name]:9.1f} pairs/s "
+              f"{tokens[name]:12,d} tokens {tokens[name] / best[name]:9.0f} tokens/s "
+              f"{best[backends[0]] / best[name]:6.2f}x")
+    if len(backends) < 2:
+        return True
+    diff = max(abs(a - b) for a, b in zip(f_values["torch"], f_values["onnx"]))
+    print(f"  max |F torch - F onnx| = {diff:.2e} (tolerance {args.tolerance:g})")
+    return diff <= args.tolerance
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _describe_export(scorer, seconds: float) -> None:
+    import json
+
+    from metrics.encoders import EXPORT_MANIFEST
+
+    folder = scorer.engine.path.parent
+    manifest = json.loads((folder / EXPORT_MANIFEST).read_text(encoding="utf-8"))
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    print(f"onnx backend: ready in {seconds:.1f} s here (export + session start, or session "
+          f"start from the cache); the export took {manifest['export_seconds']} s when made; "
+          f"cache {folder} holds {size / 2**20:.0f} MiB")
+
+
+def _linear_flops_per_token(config, layers: int) -> float:
+    """Multiply-adds x 2 of one token through ``layers`` encoder layers' linear layers (q, k, v,
+    attention output, the two feed-forward layers); attention scores are left out (short texts)."""
+    h, f = config.hidden_size, config.intermediate_size
+    return 2.0 * (4 * h * h + 2 * h * f) * layers
+
+
+def _gemm_peak(config, tokens: int) -> float:
+    """Best fp32 FLOP/s of torch's linear at the encoder's shapes and batch size (token budget)."""
+    import torch
+
+    h, f = config.hidden_size, config.intermediate_size
+    x_h, x_f = torch.randn(tokens, h), torch.randn(tokens, f)
+    shapes = [(x_h, torch.randn(h, h)), (x_h, torch.randn(f, h)), (x_f, torch.randn(h, f))]
+    best = 0.0
+    with torch.inference_mode():
+        for _ in range(5):
+            started = time.perf_counter()
+            flops = 0.0
+            for x, w in shapes:
+                for _ in range(4):
+                    torch.nn.functional.linear(x, w)
+                    flops += 2.0 * x.shape[0] * x.shape[1] * w.shape[0]
+            best = max(best, flops / (time.perf_counter() - started))
+    return best
 
 
 def _count_encoder_tokens(model) -> dict:

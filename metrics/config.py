@@ -32,6 +32,7 @@ class ScoringConfig:
     bleu_tokenize: str = "comment"
     chrf_tokenize: str = "comment"
     dtype: Optional[str] = None
+    backend: Optional[str] = None  # bertscore's encoder: torch | onnx (metrics.encoders)
     # how to run, not what is computed: not part of the signature
     device: Optional[str] = None
     batch_size: Optional[int] = None
@@ -85,7 +86,10 @@ class ScoringConfig:
         return "|".join(parts)
 
     def library_versions(self) -> dict:
-        return {name: version(name) for name in self.implementation.libraries}
+        names = list(self.implementation.libraries)
+        if self.backend == "onnx":
+            names.append("onnxruntime")
+        return {name: version(name) for name in names}
 
 
 def expand_grid(spec: dict) -> list[ScoringConfig]:

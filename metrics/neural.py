@@ -19,7 +19,7 @@ from metrics.core import (ConfigError, Metric, MetricInputError, PairScore, item
 log = logging.getLogger(__name__)
 
 RESCALE_CHOICES = ("none", "package", "corpus")
-_LOADED: dict = {}  # (metric, model, layer, device, dtype, batch size) -> loaded scorer
+_LOADED: dict = {}  # (metric, model, layer, device, dtype, backend, batch size) -> scorer
 
 
 class NeuralMetric(Metric):
@@ -27,7 +27,7 @@ class NeuralMetric(Metric):
     libraries = ("nlcomment-eval", "torch", "transformers", "tokenizers")
     default_model = ""
     # options only some neural metrics implement
-    takes_layer = takes_half_precision = takes_idf_and_rescale = False
+    takes_layer = takes_half_precision = takes_idf_and_rescale = takes_backend = False
 
     def validate(self, config):
         if config.layer is not None and not self.takes_layer:
@@ -48,17 +48,32 @@ class NeuralMetric(Metric):
             raise ConfigError("--bleu-tokenize applies to bleu only")
         if config.chrf_tokenize != "comment":
             raise ConfigError("--chrf-tokenize applies to chrf only")
+        backend = None
+        if self.takes_backend:
+            from metrics.encoders import BackendError, resolve_backend
+
+            try:
+                backend = resolve_backend(device, dtype, config.backend)
+            except BackendError as exc:
+                raise ConfigError(f"--{exc}") from None
+        elif config.backend not in (None, "torch"):
+            raise ConfigError(f"--backend applies to bertscore only, not {self.name}")
         return replace(config, model=config.model or self.default_model, device=device,
-                       dtype=dtype)
+                       dtype=dtype, backend=backend)
 
     def default_dtype(self, dtype: Optional[str]) -> Optional[str]:
         return dtype or "float32"  # half precision is bertscore's alone
 
     def signature(self, config) -> list[str]:
         layer = config.layer if config.layer is not None else "last"
+        from metrics.encoders import backend_versions
+
+        # torch runs keep the signature they had before there were backends
+        backend = ["backend:onnx"] if config.backend == "onnx" else []
         return ([f"model:{config.model}", f"layer:{layer}", f"tok:hf:{config.model}",
-                 f"dtype:{config.dtype}"] + self.options_signature(config)
-                + [f"versions:torch-{version('torch')},transformers-{version('transformers')}"])
+                 f"dtype:{config.dtype}"] + backend + self.options_signature(config)
+                + [f"versions:torch-{version('torch')},transformers-{version('transformers')}"
+                   f"{backend_versions(config.backend)}"])
 
     def options_signature(self, config) -> list[str]:
         return []
@@ -83,10 +98,13 @@ class NeuralMetric(Metric):
 
     def prepare(self, config):
         key = (self.name, config.model, config.layer, config.device, config.dtype,
-               config.batch_size)
+               config.backend, config.batch_size)
         if key not in _LOADED:
             options = {"batch_size": config.batch_size} if config.batch_size else {}
-            _LOADED[key] = self.load(config, **options)
+            _LOADED[key] = loaded = self.load(config, **options)
+            fell_back = getattr(loaded, "backend", config.backend)
+            if fell_back != config.backend:  # the onnx export failed: torch runs it
+                _LOADED[key[:5] + (fell_back,) + key[6:]] = loaded
         return _LOADED[key]
 
     def load(self, config, **options):
@@ -140,7 +158,7 @@ class BertScore(NeuralMetric):
     name = "bertscore"
     aliases = ("bert_score",)
     default_model = "intfloat/multilingual-e5-small"
-    takes_layer = takes_half_precision = takes_idf_and_rescale = True
+    takes_layer = takes_half_precision = takes_idf_and_rescale = takes_backend = True
 
     def validate(self, config):
         if config.rescale not in RESCALE_CHOICES:
@@ -158,7 +176,7 @@ class BertScore(NeuralMetric):
         from metrics.bertscore import BertScorer
 
         return BertScorer.from_pretrained(config.model, config.layer, device=config.device,
-                                          dtype=config.dtype, **options)
+                                          dtype=config.dtype, backend=config.backend, **options)
 
     def needs_references(self, config) -> bool:
         return config.idf or config.rescale != "none"

@@ -8,7 +8,7 @@ chunk, and re-running resumes. One bad item gets ``MetricScore.error`` and the r
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from metrics import store
@@ -161,7 +161,9 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
     scores are still written here, once per chunk."""
     config = config.validated()
     metric = config.implementation
-    metric.prepare(config)  # fail fast on an unknown model, before creating a run
+    loaded = metric.prepare(config)  # fail fast on an unknown model, before creating a run
+    if getattr(loaded, "backend", config.backend) != config.backend:  # onnx fell back to torch
+        config = replace(config, backend=loaded.backend)  # stored under what really runs
     run_id, params = store.get_or_create_run(url, config, lambda: _run_params(config))
     summary = RunSummary(run_id, config.signature())
     rows = store.select_rows(url, config)

@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", help="cpu | cuda | cuda:1 (default: cuda if available)")
     parser.add_argument("--dtype", help="float32 | float16 (GPU) | bfloat16: bertscore "
                         "in half precision, faster and less exact (default float16 on GPU)")
+    parser.add_argument("--backend", help="bertscore encoder: torch | onnx (ONNX Runtime, CPU, "
+                        "float32; default onnx there when onnxruntime is installed, else torch)")
     parser.add_argument("--grid", metavar="FILE.yaml", help="run every configuration in a grid")
     parser.add_argument("--retry-errors", action="store_true",
                         help="re-score items whose stored score is an error")
@@ -92,7 +94,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 metric=args.metric, model=args.model, layer=args.layer, context=args.context,
                 noise=args.noise, seed=args.seed, idf=args.idf, rescale=args.rescale,
                 bleu_tokenize=args.bleu_tokenize, chrf_tokenize=args.chrf_tokenize,
-                dtype=args.dtype, device=args.device,
+                dtype=args.dtype, backend=args.backend, device=args.device,
                 batch_size=args.batch_size, langs=tuple(args.lang), limit=args.limit,
                 dataset=args.dataset).validated()]
         else:

@@ -46,7 +46,7 @@ def is_current_build(folder: Path, spec: OfflineModel) -> bool:
 
 
 @contextlib.contextmanager
-def _exclusive_lock(path: Path) -> Iterator[None]:
+def exclusive_lock(path: Path) -> Iterator[None]:
     """Block until this process holds an exclusive lock on `path` (released on exit/death)."""
     import fcntl
 
@@ -59,7 +59,7 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _make_readable(folder: Path) -> None:
+def make_readable(folder: Path) -> None:
     """Some writers create files 0600; a shared cache should be readable as the umask allows."""
     umask = os.umask(0)
     os.umask(umask)
@@ -86,7 +86,7 @@ def materialise(model_id: str, *, rebuild: bool = False) -> Path:
     if not rebuild and is_current_build(final, spec):
         return final
     root = cache_root()
-    with _exclusive_lock(root / ".locks" / f"{_safe_name(model_id)}.lock"):
+    with exclusive_lock(root / ".locks" / f"{_safe_name(model_id)}.lock"):
         if not rebuild and is_current_build(final, spec):  # built by another process meanwhile
             return final
         for stale in root.glob(f".build-{_safe_name(model_id)}-*"):  # left by a killed build
@@ -103,7 +103,7 @@ def materialise(model_id: str, *, rebuild: bool = False) -> Path:
                         "build_seconds": round(seconds, 1), **facts}
             (scratch / BUILD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n",
                                                   encoding="utf-8")
-            _make_readable(scratch)
+            make_readable(scratch)
             final.parent.mkdir(parents=True, exist_ok=True)
             if final.exists():  # an outdated or foreign folder: move it aside, then drop it
                 old = root / f".build-{_safe_name(model_id)}-old-{uuid.uuid4().hex[:8]}"

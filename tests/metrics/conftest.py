@@ -15,11 +15,22 @@ SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 @pytest.fixture(scope="session")
 def e5_scorer(e5_small_encoder):
-    """BERTScore with e5-small at layer 9 (shares the hub's one loaded model)."""
+    """BERTScore with e5-small at layer 9 in torch (shares the hub's one loaded model)."""
     from metrics.bertscore import BertScorer
 
     model, tokenizer = e5_small_encoder
-    return BertScorer(model, tokenizer, layer=9, model_name=E5_SMALL_ID)
+    return BertScorer(model, tokenizer, layer=9, model_name=E5_SMALL_ID, backend="torch")
+
+
+@pytest.fixture(scope="session")
+def e5_onnx_scorer(e5_small_encoder):
+    """The same scorer on the ONNX Runtime backend (exported once into the model cache)."""
+    from metrics.bertscore import BertScorer
+
+    model, tokenizer = e5_small_encoder
+    scorer = BertScorer(model, tokenizer, layer=9, model_name=E5_SMALL_ID, backend="onnx")
+    assert scorer.backend == "onnx", "the ONNX export failed (see the warning above)"
+    return scorer
 
 
 @pytest.fixture(scope="session")
