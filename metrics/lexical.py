@@ -20,6 +20,8 @@ Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from functools import lru_cache
 from typing import Callable
 
@@ -217,7 +219,9 @@ class LexicalMetric(Metric):
             raise ConfigError("--bleu-tokenize applies to bleu only")
         if config.chrf_tokenize != "comment" and not self.takes_chrf_tokenize:
             raise ConfigError("--chrf-tokenize applies to chrf only")
-        return config
+        if config.backend not in (None, "torch"):  # a grid's default may name one for all
+            raise ConfigError(f"--backend applies to bertscore only, not {self.name}")
+        return replace(config, backend=None)
 
     def signature(self, config) -> list[str]:
         return [type(self).signature_function()]

@@ -174,7 +174,8 @@ def test_cli_backend_option_stores_both_runs(scoring_db, e5_small_encoder, capsy
             f.setdefault(runs[s.run_id], {})[s.generation_id] = s.f
     assert len(runs) == 2 and f["torch"].keys() == f["onnx"].keys()
     scored = [g for g, v in f["torch"].items() if v is not None]
-    assert len(scored) == 9  # one generation is blank
+    assert len(scored) == 10  # the blank one scores the floor, 0, under both backends
+    assert [g for g in scored if f["torch"][g] == 0.0] == [g for g in scored if f["onnx"][g] == 0.0]
     assert all(abs(f["torch"][g] - f["onnx"][g]) <= TOLERANCE for g in scored)
 
 
