@@ -10,8 +10,15 @@ Shared by the stages that compare with the humans (the annotation app, `judges.r
   the confusion matrix, and the one definition of an ok verdict and of failure rates.
 """
 from agreement.statistics import (
-    Confusion, bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
-    krippendorff_alpha, pairwise_kappa, weighted_kappa,
+    Confusion,
+    bootstrap_ci,
+    code_precision_recall,
+    confusion,
+    encode_labels,
+    kappa_from_counts,
+    krippendorff_alpha,
+    pairwise_kappa,
+    weighted_kappa,
 )
 
 __all__ = ["Confusion", "bootstrap_ci", "code_precision_recall", "confusion", "encode_labels",

@@ -165,9 +165,9 @@ def bench_browser(url: str, username: str, steps: int) -> tuple[list[float], lis
             try:
                 urllib.request.urlopen(f"{app}/_stcore/health", timeout=2).close()
                 break
-            except OSError:
+            except OSError as error:
                 if time.time() > deadline or server.poll() is not None:
-                    raise RuntimeError("the app did not start")
+                    raise RuntimeError("the app did not start") from error
                 time.sleep(0.3)
         flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -64,8 +64,8 @@ def percentile(samples: list[float], q: float) -> float:
 
 def build_database(url: str, annotators: int) -> list[int]:
     """12,500 generations, `annotators` accounts speaking every language, two per item."""
-    from testing.synthetic import add_synthetic_corpus
     from taxonomy import LANGUAGES
+    from testing.synthetic import add_synthetic_corpus
 
     started = time.perf_counter()
     with session_scope(url) as session:
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
               f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; database {backend}; "
               f"annotators as {'processes' if args.processes else 'threads'}; think time "
               f"{args.think_ms:.0f} ms; {args.steps} steps each; "
-              f"{'fsync off' if args.no_fsync and not args.db else 'fsync on' if not args.db else 'server as given'}",
+              + ("server as given" if args.db else "fsync off" if args.no_fsync else "fsync on"),
               flush=True)
         ids = build_database(url, max(levels))
         pool = get_engine(url).pool
@@ -243,9 +243,13 @@ def main(argv=None) -> int:
                 if ok and (best[path] is None or n > best[path]):
                     best[path] = n
             if len(figures) == 2:
+                def ratio(action, q, figures=figures):
+                    return (percentile(figures["current"][action], q)
+                            / percentile(figures["baseline"][action], q))
+
                 for action in ("save", "next"):
                     ratios = " ".join(
-                        f"p{int(q * 100)} x{percentile(figures['current'][action], q) / percentile(figures['baseline'][action], q):.2f}"
+                        f"p{int(q * 100)} x{ratio(action, q):.2f}"
                         for q in (.5, .95, .99))
                     print(f"ratio    {n:>3} {action:<7} current/baseline: {ratios}")
         for path in paths:

@@ -5,6 +5,7 @@ import time
 import torch
 
 from models import load_causal_lm
+
 model, tok = load_causal_lm("HuggingFaceTB/SmolLM2-135M-Instruct", "cpu")
 prompt = "public class Rekenen {\n    /**\n     * Berekent de som van"
 batch = tok([prompt]*4, return_tensors="pt", padding=True)

@@ -31,11 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testing.synthetic import MODELS, add_synthetic_corpus  # noqa: E402
 from metrics.config import ScoringConfig  # noqa: E402
 from metrics.core import ScoringItem, score_items  # noqa: E402
-from metrics.parallel import (InProcessExecutor, ProcessPoolExecutor,  # noqa: E402
-                              RayExecutor, Shard)
+from metrics.parallel import InProcessExecutor, ProcessPoolExecutor, RayExecutor, Shard  # noqa: E402
+from testing.synthetic import MODELS, add_synthetic_corpus  # noqa: E402
 
 
 def grid(kind: str, layer: int) -> list[ScoringConfig]:
@@ -100,8 +99,8 @@ def run_one(name: str, executor, configs, url: str, chunk: int) -> dict:
                 shards=len(history), start_s=start_s,
                 first_overhead=(history[0].round_trip_s - history[0].prepare_s
                                 - history[0].score_s) if history else 0.0,
-                per_worker=dict(per_worker), per_metric=dict(per_metric), dispatch_median=statistics.median(dispatch)
-                if dispatch else 0.0, fastest=first)
+                per_worker=dict(per_worker), per_metric=dict(per_metric),
+                dispatch_median=statistics.median(dispatch) if dispatch else 0.0, fastest=first)
 
 
 def main(argv=None) -> int:

@@ -23,9 +23,14 @@ from sqlmodel import select as sql_select
 from corpus.dedup import DuplicateIndex, sha256_text
 from corpus.encoding import SourceReadError, decode_source
 from corpus.languages import PROGRAMMING_LANGUAGES, language_for_path
-from corpus.select import SelectedFile, SelectionConfig, SelectionReport, SourceText, \
-    render_report, select_targets
-
+from corpus.select import (
+    SelectedFile,
+    SelectionConfig,
+    SelectionReport,
+    SourceText,
+    render_report,
+    select_targets,
+)
 
 
 def read_source_text(path: Path, expected_language: str | None = None,
@@ -107,10 +112,10 @@ class ExtractResult:
 
 
 def _get_or_create_dataset(db_url: str | None, name: str) -> int:
+    from sqlalchemy.exc import IntegrityError
+
     from db.engine import session_scope
     from db.models import Dataset
-
-    from sqlalchemy.exc import IntegrityError
 
     for _attempt in range(2):  # a concurrent run may create it between our read and write
         try:

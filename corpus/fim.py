@@ -15,9 +15,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from models.fim import (BUILTIN_FAMILIES, NO_INFILLING, FimFamily, UnknownFamilyError,  # noqa: F401
-                        families, family_for_model, get_family, load_families_file,
-                        register_family)
+from models.fim import (  # noqa: F401
+    BUILTIN_FAMILIES,
+    NO_INFILLING,
+    FimFamily,
+    UnknownFamilyError,
+    families,
+    family_for_model,
+    get_family,
+    load_families_file,
+    register_family,
+)
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _PRIME_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]*[^\W_{_CJK}][^\s{_CJK}]*")

@@ -25,7 +25,6 @@ from corpus.cutting import cut_comment, cut_is_final
 from corpus.fim import FimFamily, FimInput, build_fim_prompt
 from corpus.tokens import ApproxTokenCounter, generation_budget
 
-
 DEFAULT_THREADS = 1  # see the README's corpus section for the measurement
 
 

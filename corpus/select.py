@@ -2,12 +2,13 @@
 
 `select_targets(sources, expected_language, config, ...)` runs, per file, in this order:
 exact/near duplicates -> lexing -> per comment: licence, TODO/FIXME, author/contact-only,
-auto-generated, commented-out code, too short (< `min_tokens` in every tokenizer, not counting tag lines such as
-`@author` or `<summary>`: `corpus.filters.prose_of`), not in the expected language
+auto-generated, commented-out code, too short (< `min_tokens` in every tokenizer, not counting
+tag lines such as `@author` or `<summary>`: `corpus.filters.prose_of`), not in the expected language
 (`corpus.langid.judge_language`) -> per file: mixed natural languages (more than `mixed_share`,
 by default half, of the comments whose language was judged are in another one), no comment left
 -> the first `targets_per_file` comments in `target_order` (body comments before member docs
-before headers) become targets -> the generation budget (mean + 3 sd of the targets' lengths, per tokenizer) ->
+before headers) become targets -> the generation budget (mean + 3 sd of the targets' lengths,
+per tokenizer) ->
 per file: context window (file tokens + budget > window in any tokenizer).
 
 Every filter can be switched off in `SelectionConfig`, and every removal is counted in the

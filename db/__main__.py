@@ -13,17 +13,29 @@ import sys
 
 from sqlalchemy.engine import make_url
 
-from db.engine import (add_database_argument, password_in_flag, resolve_url, session_scope,
-                       shown_url, table_counts, without_password)
+from db.engine import (
+    add_database_argument,
+    password_in_flag,
+    resolve_url,
+    session_scope,
+    shown_url,
+    table_counts,
+    without_password,
+)
 
 _shown = shown_url  # never print a password
 
 
 def _cmd_import(args) -> int:
-    from db.importer import (Problems, RecordWriter, import_jsonl, import_pairs,
-                             import_parquet_export, import_release)
-
     from db.formats.text import TextLimits
+    from db.importer import (
+        Problems,
+        RecordWriter,
+        import_jsonl,
+        import_pairs,
+        import_parquet_export,
+        import_release,
+    )
     from db.importer.records import ACCOUNTS_CREATE, ACCOUNTS_NONE, ACCOUNTS_TRUSTED
 
     url = resolve_url(args.db)
@@ -209,12 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
     from db.annotations import AnnotationError
     from db.formats import FormatError
     from db.importer import ImportFailed
-
-    from sqlalchemy.exc import SQLAlchemyError
-
     from nlce.cli import is_database_unavailable
 
     args = build_parser().parse_args(argv)

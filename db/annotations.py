@@ -20,9 +20,19 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from db.models import (ANNOTATION_STATUSES, ANNOTATOR_ROLES, Annotation, AnnotationCode,
-                       AnnotationEvent, Annotator, Generation, GoldLabel, GoldLabelCode,
-                       GoldLabelEvent, utcnow)
+from db.models import (
+    ANNOTATION_STATUSES,
+    ANNOTATOR_ROLES,
+    Annotation,
+    AnnotationCode,
+    AnnotationEvent,
+    Annotator,
+    Generation,
+    GoldLabel,
+    GoldLabelCode,
+    GoldLabelEvent,
+    utcnow,
+)
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
 
 ADJUDICATOR_ROLES = ("lead", "expert")

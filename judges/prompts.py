@@ -282,7 +282,8 @@ def build_messages(strategy: "str | PromptTemplate", judge_input: JudgeInput, la
     else:
         parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang, t)}")
     parts.append(f"## {t['h_accuracy']}\n\n{accuracy_block(tax, lang)}")
-    parts.append(f"## {t['h_original']}\n\n{_json_block({t['input_keys']['comment']: judge_input.original_comment})}")
+    original = _json_block({t["input_keys"]["comment"]: judge_input.original_comment})
+    parts.append(f"## {t['h_original']}\n\n{original}")
     parts.append(f"## {t['h_context'].format(mask=FIM_MASK)}\n\n```\n{judge_input.code_context}\n```")
     parts.append(f"## {t['h_predictions']}\n\n{predictions_block(judge_input, lang, t)}")
 

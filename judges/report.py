@@ -36,7 +36,11 @@ import pandas as pd
 from sqlmodel import Session, select
 
 from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
-    FAILURE_STATUSES, OK, config_names, judge_agreement, status_counts,
+    FAILURE_STATUSES,
+    OK,
+    config_names,
+    judge_agreement,
+    status_counts,
 )
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
 from agreement.statistics import code_precision_recall

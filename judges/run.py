@@ -25,9 +25,18 @@ import sys
 
 from db.engine import add_database_argument
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
-from judges.client import (CACHE_ENV, DEFAULT_CACHE, STRUCTURED_MODES, JudgeClient, LocalBackend,
-                           OpenAIBackend, ResponseCache, SamplingParams, is_loopback,
-                           read_api_key)
+from judges.client import (
+    CACHE_ENV,
+    DEFAULT_CACHE,
+    STRUCTURED_MODES,
+    JudgeClient,
+    LocalBackend,
+    OpenAIBackend,
+    ResponseCache,
+    SamplingParams,
+    is_loopback,
+    read_api_key,
+)
 from judges.i18n import PROMPT_LANGUAGES
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices

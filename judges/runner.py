@@ -19,9 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor, as_completed
 import threading
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable
 
@@ -33,12 +32,27 @@ from db import models
 from db.engine import session_scope
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
 from judges.order import presentation_order
-from judges.parse import (API_ERROR, OK, ParsedResponse, PredictionVerdict, merge_cluster_verdicts,
-                          parse_response)
+from judges.parse import (
+    API_ERROR,
+    OK,
+    ParsedResponse,
+    PredictionVerdict,
+    merge_cluster_verdicts,
+    parse_response,
+)
 from judges.pricing import cost_usd
-from judges.prompts import (JudgeInput, Prediction, accuracy_names, build_messages,
-                            code_context_with_mask, offered_codes, output_schema, prediction_ids,
-                            prompt_version, request_clusters)
+from judges.prompts import (
+    JudgeInput,
+    Prediction,
+    accuracy_names,
+    build_messages,
+    code_context_with_mask,
+    offered_codes,
+    output_schema,
+    prediction_ids,
+    prompt_version,
+    request_clusters,
+)
 from judges.templates import PromptTemplate
 
 log = logging.getLogger(__name__)

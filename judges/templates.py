@@ -23,8 +23,7 @@ from pathlib import Path
 import yaml
 
 from db.models import JUDGE_STRATEGIES
-from judges.i18n import (PROMPT_LANGUAGES, PromptTextError, texts, validate_texts,
-                          yaml_problem)
+from judges.i18n import PROMPT_LANGUAGES, PromptTextError, texts, validate_texts, yaml_problem
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 

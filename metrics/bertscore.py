@@ -31,8 +31,14 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from metrics.context import (ContextVariant, EncodedSegment, Segment, build_segment,
-                             encode_segment, model_max_tokens)
+from metrics.context import (
+    ContextVariant,
+    EncodedSegment,
+    Segment,
+    build_segment,
+    encode_segment,
+    model_max_tokens,
+)
 from metrics.core import MetricInputError, PairScore
 
 _log = logging.getLogger(__name__)

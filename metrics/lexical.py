@@ -21,12 +21,10 @@ Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
 from __future__ import annotations
 
 from dataclasses import replace
-
 from functools import lru_cache
 from typing import Callable
 
-from metrics.core import (ConfigError, Metric, MetricInputError, PairScore, item_error,
-                          require_text)
+from metrics.core import ConfigError, Metric, MetricInputError, PairScore, item_error, require_text
 from metrics.tokenize import check_language, family_signature, tokenizer_for
 
 BLEU_TOKENIZE = ("comment", "sacrebleu", "13a")

@@ -22,8 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from metrics.context import (MINIMAL_PREFIX, ContextVariant, EncodedSegment, Segment,
-                             encode_segment, model_max_tokens, special_tokens)
+from metrics.context import (
+    MINIMAL_PREFIX,
+    ContextVariant,
+    EncodedSegment,
+    Segment,
+    encode_segment,
+    model_max_tokens,
+    special_tokens,
+)
 from metrics.core import MetricInputError, PairScore
 
 CAUSAL_PROMPT_VERSION = "v1"

@@ -13,8 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
 from metrics.context import build_segment
-from metrics.core import (ConfigError, Metric, MetricInputError, PairScore, item_error,
-                          version)
+from metrics.core import ConfigError, Metric, MetricInputError, PairScore, item_error, version
 
 log = logging.getLogger(__name__)
 

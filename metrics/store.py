@@ -13,8 +13,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from db import session_scope
-from db.models import (Dataset, Generation, MetricRun, MetricScore, NoiseSample, SourceFile,
-                       Target)
+from db.models import Dataset, Generation, MetricRun, MetricScore, NoiseSample, SourceFile, Target
 from db.targets import IS_PAIRS_TARGET, TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 
 _IN_BATCH = 500  # ids per IN (...) clause

@@ -24,8 +24,7 @@ def _prepare(model, device: str):
 
 @functools.lru_cache(maxsize=None)
 def _load(kind: str, name_or_path: str, device: str):
-    from transformers import (AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM,
-                              AutoTokenizer)
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     auto = {"encoder": AutoModel, "causal_lm": AutoModelForCausalLM,
             "seq2seq": AutoModelForSeq2SeqLM}[kind]

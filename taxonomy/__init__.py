@@ -13,7 +13,14 @@ and navigates it. It imports nothing else of the project.
 from taxonomy.accuracy import AccuracyLabel
 from taxonomy.loader import default_taxonomy, load_taxonomy
 from taxonomy.models import (
-    ACCURACY_LABELS, LANGUAGES, Cluster, Code, Taxonomy, TaxonomyError, Variant, normalise_code,
+    ACCURACY_LABELS,
+    LANGUAGES,
+    Cluster,
+    Code,
+    Taxonomy,
+    TaxonomyError,
+    Variant,
+    normalise_code,
 )
 
 __all__ = [

@@ -14,8 +14,20 @@ from typing import Any
 import yaml
 
 from taxonomy.models import (
-    _ACCURACY_ALIASES, ACCURACY_LABELS, CRITERIA_FIELDS, LANGUAGES, LEVELS, META_CATEGORY,
-    TEXT_FIELDS, Cluster, Code, Taxonomy, TaxonomyError, Variant, _fold, normalise_code,
+    _ACCURACY_ALIASES,
+    ACCURACY_LABELS,
+    CRITERIA_FIELDS,
+    LANGUAGES,
+    LEVELS,
+    META_CATEGORY,
+    TEXT_FIELDS,
+    Cluster,
+    Code,
+    Taxonomy,
+    TaxonomyError,
+    Variant,
+    _fold,
+    normalise_code,
 )
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

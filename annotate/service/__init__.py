@@ -15,30 +15,87 @@ Streamlit pages are a thin shell around this package; every name is importable f
 - `tables`: the study's Tables 1 and 2;
 - `flags`: flagged labels and the lead's answers to them.
 """
-from annotate.service.accounts import (LEAD_ROLES, MIN_PASSWORD_LENGTH, OPERATOR, ROLES,
-                                       AnnotatorInfo, Operator, all_annotators, check_password,
-                                       create_annotator, get_annotator, list_annotators,
-                                       require_role, revoke_sessions, set_interface_language,
-                                       update_annotator)
-from annotate.service.assignment import (ItemRef, assign, plan_assignments, team_progress,
-                                         unassign_open)
-from annotate.service.errors import (AnnotateError, AuthError, ItemGoneError, LabelError,
-                                     NotAllowedError, NotAssignedError)
+from annotate.service.accounts import (
+                                       LEAD_ROLES,
+                                       MIN_PASSWORD_LENGTH,
+                                       OPERATOR,
+                                       ROLES,
+                                       AnnotatorInfo,
+                                       Operator,
+                                       all_annotators,
+                                       check_password,
+                                       create_annotator,
+                                       get_annotator,
+                                       list_annotators,
+                                       require_role,
+                                       revoke_sessions,
+                                       set_interface_language,
+                                       update_annotator,
+)
+from annotate.service.assignment import ItemRef, assign, plan_assignments, team_progress, unassign_open
+from annotate.service.errors import (
+                                       AnnotateError,
+                                       AuthError,
+                                       ItemGoneError,
+                                       LabelError,
+                                       NotAllowedError,
+                                       NotAssignedError,
+)
 from annotate.service.flags import answer_flag, flag_answer, flagged_items
-from annotate.service.labelling import (MAX_SECONDS_PER_VISIT, ItemView, OwnLabel, Saved,
-                                        is_stale_error, load_item, own_history, own_label,
-                                        save_label, status_after_change, validate_codes,
-                                        visit_seconds)
-from annotate.service.queue import (Progress, QueueEntry, QueueState, first_open, index_of,
-                                    median_done_seconds, next_open, progress_of, queue_for, step)
-from annotate.service.review import (Disagreement, HumanLabel, LanguageAgreement, ResolvedLabel,
-                                     accuracy_matrix, adjudicate, agreement_by_language,
-                                     comment_pair, find_disagreements, finished_labels,
-                                     gold_history, gold_labels, item_for_review,
-                                     majority_label, resolve_labels)
-from annotate.service.signin import (LOCKOUT, MAX_FAILURES, SESSION_LIFETIME, SIGN_IN_FAILED,
-                                     annotator_for_email, authenticate, end_session,
-                                     session_account, start_session)
+from annotate.service.labelling import (
+                                       MAX_SECONDS_PER_VISIT,
+                                       ItemView,
+                                       OwnLabel,
+                                       Saved,
+                                       is_stale_error,
+                                       load_item,
+                                       own_history,
+                                       own_label,
+                                       save_label,
+                                       status_after_change,
+                                       validate_codes,
+                                       visit_seconds,
+)
+from annotate.service.queue import (
+                                       Progress,
+                                       QueueEntry,
+                                       QueueState,
+                                       first_open,
+                                       index_of,
+                                       median_done_seconds,
+                                       next_open,
+                                       progress_of,
+                                       queue_for,
+                                       step,
+)
+from annotate.service.review import (
+                                       Disagreement,
+                                       HumanLabel,
+                                       LanguageAgreement,
+                                       ResolvedLabel,
+                                       accuracy_matrix,
+                                       adjudicate,
+                                       agreement_by_language,
+                                       comment_pair,
+                                       find_disagreements,
+                                       finished_labels,
+                                       gold_history,
+                                       gold_labels,
+                                       item_for_review,
+                                       majority_label,
+                                       resolve_labels,
+)
+from annotate.service.signin import (
+                                       LOCKOUT,
+                                       MAX_FAILURES,
+                                       SESSION_LIFETIME,
+                                       SIGN_IN_FAILED,
+                                       annotator_for_email,
+                                       authenticate,
+                                       end_session,
+                                       session_account,
+                                       start_session,
+)
 from annotate.service.tables import accuracy_table, error_table, rows_to_csv
 from db.annotations import StaleAnnotationError
 

@@ -14,8 +14,8 @@ from annotate.service.accounts import Operator, require_role
 from annotate.service.errors import LabelError
 from annotate.service.labelling import _require_generation, validate_codes
 from db import models as m
-from db.targets import TARGET_LANGUAGE, with_source
 from db.annotations import AnnotationError, save_gold_label
+from db.targets import TARGET_LANGUAGE, with_source
 from taxonomy import AccuracyLabel, TaxonomyError
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from annotate import service, ui
-from annotate.ui import t
 from annotate.render import code_html, diff_html
+from annotate.ui import t
 from taxonomy import LANGUAGES, default_taxonomy
 
 lead = ui.require_lead()

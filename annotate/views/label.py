@@ -10,10 +10,18 @@ import time
 import streamlit as st
 
 from annotate import outage, service, ui
-from annotate.ui import t
 from annotate.label_state import (  # the page, its callbacks and the save path share these
-    S, _flush_pending, _item, _item_error, _queue, _reload_item, _save, _wkey)
+    S,
+    _flush_pending,
+    _item,
+    _item_error,
+    _queue,
+    _reload_item,
+    _save,
+    _wkey,
+)
 from annotate.render import code_html, diff_html, output_overflow
+from annotate.ui import t
 from taxonomy import default_taxonomy
 
 SHORTCUTS = {"correct": "1", "partial": "2", "incorrect": "3", "prev": "P", "next": "N",

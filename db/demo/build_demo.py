@@ -445,7 +445,7 @@ def build() -> list[dict]:
         return record
 
     disagreements = []
-    for gen_ref, language, p, i in generations:
+    for gen_ref, _language, p, i in generations:
         records.append(label(gen_ref, "expert", p.accuracy, p.codes.split(), i, p.note))
     for annotator, languages, every, offset, labelled_targets in (
             ("anna", ("en", "nl", "pl"), 6, 2, 12), ("bas", ("en", "nl", "el"), 5, 3, 11)):

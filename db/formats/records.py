@@ -20,7 +20,8 @@ FORMAT_VERSION = 1
 # ------------------------------------------------------------------------------ project records
 
 # Field kinds: str, int, float, bool, json (any JSON value), strlist (list of strings),
-# span ([start, end], end exclusive), time (ISO 8601, UTC when it names no zone). Suffix "!" = required, "?" = may be null.
+# span ([start, end], end exclusive), time (ISO 8601, UTC when it names no zone).
+# Suffix "!" = required, "?" = may be null.
 # A target is a comment of a file (repo + path + span) or a pairs item of a dataset (item).
 _TARGET_REF = {"dataset": "str!", "repo": "str", "path": "str", "span": "span", "item": "str"}
 _GENERATION_REF = {**_TARGET_REF, "model": "str!"}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from models.fim import families
 from db.formats.records import FormatError
+from models.fim import families
 
 WINDOW = 200  # characters either side of an occurrence, for the fallback rule
 

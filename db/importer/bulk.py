@@ -17,8 +17,13 @@ from __future__ import annotations
 from sqlalchemy import insert, select
 
 from db import models as m
-from db.annotations import (AnnotationError, annotation_codes_of, check_label,
-                            insert_new_annotations, save_annotation)
+from db.annotations import (
+    AnnotationError,
+    annotation_codes_of,
+    check_label,
+    insert_new_annotations,
+    save_annotation,
+)
 from db.formats import FormatError, check_language, sha256_text
 from db.importer.errors import Reject
 from db.importer.records import RecordWriter

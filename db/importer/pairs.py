@@ -14,7 +14,6 @@ from db.importer.errors import ImportStats, Problems
 from db.importer.records import RecordWriter
 from db.importer.sources import Unreadable, counted_rows, read_table, table_files
 
-
 # a field of the records a pairs row becomes -> the column of the file it came from
 _COLUMN_OF = {"original_comment": "reference", "raw_output": "prediction",
               "predicted_comment": "prediction", "item": "item_id", "natural_language": "language"}

@@ -12,8 +12,15 @@ from sqlalchemy import null, select, update
 from sqlmodel import Session
 
 from db import models as m
-from db.annotations import (AnnotationError, annotation_codes, check_label, get_annotation,
-                            gold_label_codes, save_annotation, save_gold_label)
+from db.annotations import (
+    AnnotationError,
+    annotation_codes,
+    check_label,
+    get_annotation,
+    gold_label_codes,
+    save_annotation,
+    save_gold_label,
+)
 from db.formats import FormatError, check_language, locate_comment, sha256_text
 from db.formats.text import TextLimits
 from db.importer.errors import ImportStats, Problems, Reject

@@ -16,8 +16,15 @@ from sqlmodel import Session
 from tqdm import tqdm
 
 from db import models as m
-from db.formats import (FormatError, check_language, check_record, language_from_filename,
-                        release_models, release_row_records, sha256_text)
+from db.formats import (
+    FormatError,
+    check_language,
+    check_record,
+    language_from_filename,
+    release_models,
+    release_row_records,
+    sha256_text,
+)
 from db.importer.bulk import BulkWriter
 from db.importer.errors import ImportStats, Problems
 from db.importer.project import write_all

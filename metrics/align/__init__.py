@@ -7,8 +7,15 @@ convenience). Here: the KDE threshold classifier (`kde` fits, `thresholds` holds
 `python -m metrics.align` command.
 """
 from agreement.statistics import (
-    Confusion, bootstrap_ci, code_precision_recall, confusion, encode_labels, kappa_from_counts,
-    krippendorff_alpha, pairwise_kappa, weighted_kappa,
+    Confusion,
+    bootstrap_ci,
+    code_precision_recall,
+    confusion,
+    encode_labels,
+    kappa_from_counts,
+    krippendorff_alpha,
+    pairwise_kappa,
+    weighted_kappa,
 )
 from metrics.align.evaluation import evaluate, fit_and_evaluate, noise_separation
 from metrics.align.kde import fit_kde_thresholds

@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     errors = Console(stderr=True, width=wide)
     url = resolve_url(args.db)
     from metrics.align.kde import parse_bandwidth
-    from metrics.align.thresholds import load_thresholds
     from metrics.align.pipeline import AlignOptions, parse_split
+    from metrics.align.thresholds import load_thresholds
 
     try:
         bandwidth = parse_bandwidth(args.bandwidth)

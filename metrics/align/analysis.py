@@ -14,11 +14,15 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from agreement.statistics import (
-    bootstrap_ci, code_precision_recall, encode_labels, kappa_from_counts,
-    krippendorff_alpha, pairwise_kappa,
-)
 from agreement.judges import judge_agreement
+from agreement.statistics import (
+    bootstrap_ci,
+    code_precision_recall,
+    encode_labels,
+    kappa_from_counts,
+    krippendorff_alpha,
+    pairwise_kappa,
+)
 from metrics.align.evaluation import Evaluation, evaluate, noise_separation
 from metrics.align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds
 from metrics.align.thresholds import Thresholds

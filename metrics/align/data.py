@@ -20,11 +20,22 @@ import pandas as pd
 from sqlalchemy import select
 from sqlmodel import Session
 
-from db.engine import get_engine
 from agreement.judges import load_verdicts
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, RULES, Gold, Vote, resolve
-from db.models import (Annotation, AnnotationCode, Annotator, Generation, GoldLabel,
-                       GoldLabelCode, MetricRun, MetricScore, NoiseSample, SourceFile, Target)
+from db.engine import get_engine
+from db.models import (
+    Annotation,
+    AnnotationCode,
+    Annotator,
+    Generation,
+    GoldLabel,
+    GoldLabelCode,
+    MetricRun,
+    MetricScore,
+    NoiseSample,
+    SourceFile,
+    Target,
+)
 from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 
 LABEL_SOURCES = ("auto", *RULES)  # the label policies' names (agreement.labels)

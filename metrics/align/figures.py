@@ -266,7 +266,7 @@ def context_plot(context: pd.DataFrame, title: str = "") -> Figure:
                                      for m, s in zip(context.metric, context.scorer)])
     names = list(dict.fromkeys(context.series))
     rng = np.random.default_rng(0)
-    for j, name in enumerate(names):
+    for name in names:
         part = context[context.series == name]
         pos = np.array([variants.index(v) for v in part.context], float)
         ax.scatter(pos + rng.uniform(-0.15, 0.15, len(pos)), part.delta_kappa, s=14,

@@ -138,7 +138,8 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
         result = analysis.align_metrics(apply_rows, labels, options.slices, bootstrap=options.bootstrap,
                                         seed=options.seed, fitted=fitted.thresholds, **common)
         result.thresholds = fitted.thresholds
-        notes.append(f"thresholds fitted on {options.fit_on!r} ({fitted.kappa.n.max() if len(fitted.kappa) else 0} "
+        most = fitted.kappa.n.max() if len(fitted.kappa) else 0
+        notes.append(f"thresholds fitted on {options.fit_on!r} ({most} "
                      f"labelled items per configuration at most), applied to "
                      f"{options.apply_to or 'rest'!r}")
         scored = apply_rows

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from metrics.align import figures
-from metrics.align.thresholds import save_thresholds
 from metrics.align.pipeline import AlignReport
+from metrics.align.thresholds import save_thresholds
 
 MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
 
@@ -96,7 +96,7 @@ def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
         real = real[real.generation_id.isin(label_of.index)]
         rows_of = {key: rows for key, rows in real.groupby("key", sort=False)}
         items = []
-        for (key, slice_name, value), fit in sorted(result.fits.items()):
+        for (key, slice_name, _value), fit in sorted(result.fits.items()):
             if slice_name != "all" or len(items) >= kde_limit or key not in rows_of:
                 continue
             rows = rows_of[key]

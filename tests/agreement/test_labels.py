@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agreement.labels import (Gold, Vote, describe_policy, load_labels, parse_policy, resolve)
+from agreement.labels import Gold, Vote, describe_policy, load_labels, parse_policy, resolve
 
 # Hand-worked votes, in the order they were made (expert first).
 VOTES = [

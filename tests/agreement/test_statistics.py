@@ -9,8 +9,13 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
 from agreement.statistics import (
-    bootstrap_ci, code_precision_recall, confusion, encode_labels, krippendorff_alpha,
-    pairwise_kappa, weighted_kappa,
+    bootstrap_ci,
+    code_precision_recall,
+    confusion,
+    encode_labels,
+    krippendorff_alpha,
+    pairwise_kappa,
+    weighted_kappa,
 )
 from taxonomy import ACCURACY_LABELS, AccuracyLabel
 

@@ -9,9 +9,21 @@ import numpy as np
 from sqlmodel import Session
 
 from db import get_engine
-from db.models import (Annotation, AnnotationCode, Annotator, Dataset, Generation, GoldLabel,
-                       JudgeRun, JudgeVerdict, MetricRun, MetricScore, NoiseSample, SourceFile,
-                       Target)
+from db.models import (
+    Annotation,
+    AnnotationCode,
+    Annotator,
+    Dataset,
+    Generation,
+    GoldLabel,
+    JudgeRun,
+    JudgeVerdict,
+    MetricRun,
+    MetricScore,
+    NoiseSample,
+    SourceFile,
+    Target,
+)
 
 LANGUAGES = ("en", "nl")
 MODELS = ("model-a", "model-b")

@@ -23,8 +23,8 @@ def _seed(url: str) -> None:
     from sqlmodel import Session
 
     from annotate import service
-    from testing.synthetic import add_synthetic_corpus
     from db import get_engine
+    from testing.synthetic import add_synthetic_corpus
 
     with Session(get_engine(url)) as session:
         add_synthetic_corpus(session, targets_per_language=3, languages=("nl", "zh"),

@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 from sqlmodel import Session
+from test_browser import CHROMIUM, CHROMIUM_FLAGS, PASSWORD, _wait_for
 
 from annotate import service
 from annotate.outage import KEPT_MESSAGE
 from db import get_engine
 from db import models as m
-
-from test_browser import CHROMIUM, CHROMIUM_FLAGS, PASSWORD, _wait_for
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from annotate.render import (code_html, code_window, comment_diff, diff_html, diff_tokens,
-                             output_overflow)
+from annotate.render import code_html, code_window, comment_diff, diff_html, diff_tokens, output_overflow
 
 
 def test_chinese_is_diffed_per_character():

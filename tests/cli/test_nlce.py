@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from nlce.__main__ import COMMANDS, main as nlce_main, resolve
+from nlce.__main__ import COMMANDS, resolve
+from nlce.__main__ import main as nlce_main
 from nlce.cli import EXIT_ERROR, run_main
 
 

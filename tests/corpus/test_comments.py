@@ -3,8 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.comments import (UnknownLanguageError, comment_body, comment_closer,
-                             comment_opener, extract_comments)
+from corpus.comments import (
+    UnknownLanguageError,
+    comment_body,
+    comment_closer,
+    comment_opener,
+    extract_comments,
+)
 from corpus.languages import PROGRAMMING_LANGUAGES, language_for_path
 
 

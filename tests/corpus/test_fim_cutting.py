@@ -6,8 +6,16 @@ import json
 import pytest
 
 from corpus.cutting import cut_comment
-from corpus.fim import (FimFamily, UnknownFamilyError, build_fim_prompt, families,
-                        family_for_model, get_family, load_families_file, prime_end)
+from corpus.fim import (
+    FimFamily,
+    UnknownFamilyError,
+    build_fim_prompt,
+    families,
+    family_for_model,
+    get_family,
+    load_families_file,
+    prime_end,
+)
 
 CODE = "int f() {\n    /** Berekent de som van {a} en b. */\n    return a + b;\n}\n"
 START = CODE.index("/**")

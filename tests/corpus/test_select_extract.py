@@ -151,13 +151,11 @@ def test_extract_cli_on_a_folder_writes_the_database(tmp_path, any_db_url, capsy
 
 def test_a_file_that_fails_to_write_leaves_nothing(tmp_path, db_url, detector):
     (tmp_path / "a.py").write_text(DUTCH_PY, encoding="utf-8")
-    from corpus.extract import write_selected_file
-    from corpus.select import SelectedFile
     from corpus.comments import Comment
+    from corpus.extract import _get_or_create_dataset, write_selected_file
+    from corpus.select import SelectedFile
     from db import get_engine
     from db.models import SourceFile, Target
-
-    from corpus.extract import _get_or_create_dataset
 
     dataset_id = _get_or_create_dataset(db_url, "d")
     bad = SelectedFile(SourceText("a.py", DUTCH_PY, "python", path="a.py"),

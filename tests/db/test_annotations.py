@@ -10,9 +10,17 @@ from sqlmodel import Session
 
 from db import get_engine, session_scope
 from db import models as m
-from db.annotations import (AnnotationError, StaleAnnotationError, annotation_codes,
-                            annotation_history, get_annotation, get_or_create_annotator,
-                            gold_label_codes, save_annotation, save_gold_label)
+from db.annotations import (
+    AnnotationError,
+    StaleAnnotationError,
+    annotation_codes,
+    annotation_history,
+    get_annotation,
+    get_or_create_annotator,
+    gold_label_codes,
+    save_annotation,
+    save_gold_label,
+)
 
 
 def _corpus(session, n_models=2):

@@ -6,9 +6,16 @@ import math
 import numpy as np
 import pytest
 
-from db.formats import (STUDY_MODELS, FormatError, check_record, language_from_filename,
-                        locate_comment, parse_error_codes, programming_language_of,
-                        release_models)
+from db.formats import (
+    STUDY_MODELS,
+    FormatError,
+    check_record,
+    language_from_filename,
+    locate_comment,
+    parse_error_codes,
+    programming_language_of,
+    release_models,
+)
 
 
 def test_check_record_normalises_and_rejects():

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from taxonomy.languages import (APP_LANGUAGES, ENGLISH_NAMES, ISO_639_1, LanguageCodeError,
-                                check_app_languages, normalise_language)
+from taxonomy.languages import (
+    APP_LANGUAGES,
+    ENGLISH_NAMES,
+    ISO_639_1,
+    LanguageCodeError,
+    check_app_languages,
+    normalise_language,
+)
 
 
 def test_the_table_holds_the_two_letter_codes_once_each():

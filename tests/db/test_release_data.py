@@ -4,7 +4,7 @@ predictions that the experts labelled, a folder of per-language tables in one tr
 from __future__ import annotations
 
 import pytest
-from db_testkit import (REPEATED_COMMENT, release_rows, repeated_comment_file, write_release)
+from db_testkit import REPEATED_COMMENT, release_rows, repeated_comment_file, write_release
 from sqlalchemy import func, select
 
 from corpus.fim import build_fim_prompt, get_family

@@ -3,7 +3,6 @@ local chat-completions server (see judge_testkit.py)."""
 from __future__ import annotations
 
 import pytest
-
 from judge_testkit import ChatServer
 
 

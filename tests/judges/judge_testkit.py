@@ -11,7 +11,6 @@ from typing import Callable
 
 from judges.i18n import texts
 
-
 # ---------------------------------------------------------------- scripted chat server
 
 

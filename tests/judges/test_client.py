@@ -4,11 +4,17 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from judges.client import (JudgeClient, OpenAIBackend, ResponseCache, SamplingParams,
-                           backoff_seconds, read_api_key, retry_after_seconds)
-
 from judge_testkit import reply
+
+from judges.client import (
+    JudgeClient,
+    OpenAIBackend,
+    ResponseCache,
+    SamplingParams,
+    backoff_seconds,
+    read_api_key,
+    retry_after_seconds,
+)
 
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
+from judge_testkit import answer_from_request, dead_url, llama_cpp_python_like, reply
 from sqlmodel import select
 
 from db import models
 from db.engine import session_scope
-from judge_testkit import answer_from_request, dead_url, llama_cpp_python_like, reply
 from judges import run
 
 

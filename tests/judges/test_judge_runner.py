@@ -6,16 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from judge_testkit import answer_from_request, reply
 from sqlmodel import select
 
+from agreement.statistics import weighted_kappa
 from db import models
 from db.engine import session_scope
-from judge_testkit import answer_from_request, reply
 from judges.client import JudgeClient, OpenAIBackend, ResponseCache, SamplingParams
 from judges.i18n import texts
 from judges.order import presentation_order
 from judges.runner import RunConfig, run_judge
-from agreement.statistics import weighted_kappa
 
 
 def client_for(server, cache_path=None, structured="auto", max_retries=2, timeout_s=5.0):

@@ -11,13 +11,12 @@ import csv
 import json
 
 import pytest
-
+from judge_testkit import reply
 from sqlmodel import select
 
 from agreement.statistics import weighted_kappa
 from db import models
 from db.engine import session_scope
-from judge_testkit import reply
 from judges.client import JudgeClient, OpenAIBackend, SamplingParams
 from judges.i18n import texts
 from judges.runner import RunConfig

@@ -6,8 +6,14 @@ import json
 import pytest
 
 from judges.i18n import texts
-from judges.parse import (CodeFinding, ParsedResponse, PredictionVerdict, extract_json,
-                          merge_cluster_verdicts, parse_response)
+from judges.parse import (
+    CodeFinding,
+    ParsedResponse,
+    PredictionVerdict,
+    extract_json,
+    merge_cluster_verdicts,
+    parse_response,
+)
 from judges.prompts import offered_codes
 
 IDS = ("P1", "P2")

@@ -7,10 +7,17 @@ import string
 
 import pytest
 
-from judges.i18n import (DATA_DIR, KEYS, PROMPT_LANGUAGES, PromptTextError, read_text_file,
-                         texts)
-from judges.prompts import (JudgeInput, Prediction, accuracy_names, build_messages,
-                            offered_codes, output_schema, prompt_version, request_clusters)
+from judges.i18n import DATA_DIR, KEYS, PROMPT_LANGUAGES, PromptTextError, read_text_file, texts
+from judges.prompts import (
+    JudgeInput,
+    Prediction,
+    accuracy_names,
+    build_messages,
+    offered_codes,
+    output_schema,
+    prompt_version,
+    request_clusters,
+)
 from judges.templates import load_template
 
 INPUT = JudgeInput("# adds", "def f():\n    <FIM_MASK>\n", tuple(

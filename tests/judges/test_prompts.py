@@ -8,13 +8,23 @@ import re
 import pytest
 
 from judges import i18n
-from judges.templates import load_template
 from judges.i18n import FIM_MASK, PROMPT_LANGUAGES, texts
 from judges.order import presentation_order
 from judges.parse import parse_response
-from judges.prompts import (STRATEGIES, JudgeInput, Prediction, accuracy_names, build_messages,
-                            code_context_with_mask, offered_codes, output_schema, prompt_version,
-                            request_clusters, rubric_entry)
+from judges.prompts import (
+    STRATEGIES,
+    JudgeInput,
+    Prediction,
+    accuracy_names,
+    build_messages,
+    code_context_with_mask,
+    offered_codes,
+    output_schema,
+    prompt_version,
+    request_clusters,
+    rubric_entry,
+)
+from judges.templates import load_template
 from taxonomy import ACCURACY_LABELS
 
 INPUT = JudgeInput(

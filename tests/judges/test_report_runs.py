@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import pandas as pd
-
 from judge_testkit import answer_from_request, reply
+
 from judges import report, run
 
 

@@ -9,11 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+from judge_testkit import answer_from_request, reply, serving
 from sqlmodel import select
 
 from db import models
 from db.engine import session_scope
-from judge_testkit import answer_from_request, reply, serving
 from judges import report, run
 
 REPO = Path(__file__).resolve().parents[2]

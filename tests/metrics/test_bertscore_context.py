@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 
 from metrics.bertscore import Baseline, corpus_baseline, truncate_to_layer
-from metrics.context import (ContextVariant, Segment, build_segment, encode_segment,
-                             special_tokens)
+from metrics.context import ContextVariant, Segment, build_segment, encode_segment, special_tokens
 from metrics.core import MetricInputError, PairScore
 
 pytestmark = pytest.mark.slow

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import select
+from test_run_outcomes import _add_target
 
 from metrics.config import ScoringConfig
 from metrics.core import ScoringItem, score_items
 from metrics.score import main
-from test_run_outcomes import _add_target
 
 
 def _item(prediction: str, subject: str = "generation") -> ScoringItem:

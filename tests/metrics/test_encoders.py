@@ -8,10 +8,9 @@ import sys
 
 import pytest
 
-from metrics.context import build_segment, encode_segment
-from metrics.encoders import (EXPORT_MANIFEST, ONNX_OPSET, BackendError, resolve_backend,
-                              weights_key)
 from metrics.config import ConfigError, ScoringConfig
+from metrics.context import build_segment, encode_segment
+from metrics.encoders import EXPORT_MANIFEST, ONNX_OPSET, BackendError, resolve_backend, weights_key
 
 TOLERANCE = 1e-4  # the exactness bar for F
 E5_SMALL_ID = "intfloat/multilingual-e5-small"

@@ -5,9 +5,14 @@ import pytest
 import torch
 
 from metrics.context import build_segment
-from metrics.noise import (context_without_comment, hf_noise_tokenizer, lexical_noise_tokenizer,
-                           lexical_vocabulary, make_noise)
 from metrics.core import MetricInputError
+from metrics.noise import (
+    context_without_comment,
+    hf_noise_tokenizer,
+    lexical_noise_tokenizer,
+    lexical_vocabulary,
+    make_noise,
+)
 from metrics.tokenize import tokenize
 
 FILE = "def suma(xs):\n    # Zwraca sumę wszystkich elementów\n    return sum(xs) + offset_value\n"

@@ -5,10 +5,9 @@ import math
 
 import pytest
 
-from metrics.lexical import bleu, chrf, meteor, rouge_l
 from metrics.core import MetricInputError
+from metrics.lexical import bleu, chrf, meteor, rouge_l
 from metrics.tokenize import UnsupportedLanguageError, check_language, tokenize, tokenizer_for
-
 
 # ---------------------------------------------------------------- tokenizer
 

@@ -21,8 +21,16 @@ import pytest
 import torch
 
 import models
-from models import (BUILD_MANIFEST, OFFLINE_MODELS, ModelUnavailableError, OfflineModel,
-                    dequantise_q4_blocks, materialise, read_e5_checkpoint, resolve_model)
+from models import (
+    BUILD_MANIFEST,
+    OFFLINE_MODELS,
+    ModelUnavailableError,
+    OfflineModel,
+    dequantise_q4_blocks,
+    materialise,
+    read_e5_checkpoint,
+    resolve_model,
+)
 from models.__main__ import main as models_cli
 
 E5_SMALL_ID = "intfloat/multilingual-e5-small"  # the ids conftest.py's fixtures load

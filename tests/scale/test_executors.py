@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import flaky_scorer
 import pytest
 from sqlalchemy import delete, select
 
-import flaky_scorer
 from metrics.config import ScoringConfig
-from metrics.parallel import (InProcessExecutor, ProcessPoolExecutor, RayExecutor, Shard,
-                              run_shards)
+from metrics.parallel import InProcessExecutor, ProcessPoolExecutor, RayExecutor, Shard, run_shards
 from metrics.runner import score_configuration, score_grid
 
 HERE = Path(__file__).parent
@@ -31,9 +30,9 @@ CHUNK = 2  # items per shard: three shards per configuration
 
 def seed_grid_db(url: str) -> None:
     """Six generations in three languages; the first has an empty prediction (it scores 0)."""
-    from testing.synthetic import add_synthetic_corpus
     from db import session_scope
     from db.models import Generation
+    from testing.synthetic import add_synthetic_corpus
 
     with session_scope(url) as session:
         add_synthetic_corpus(session, targets_per_language=1, languages=LANGUAGES,

@@ -10,8 +10,16 @@ import pytest
 
 import taxonomy
 from taxonomy import (
-    ACCURACY_LABELS, LANGUAGES, AccuracyLabel, Cluster, Code, Taxonomy, TaxonomyError,
-    default_taxonomy, load_taxonomy, normalise_code,
+    ACCURACY_LABELS,
+    LANGUAGES,
+    AccuracyLabel,
+    Cluster,
+    Code,
+    Taxonomy,
+    TaxonomyError,
+    default_taxonomy,
+    load_taxonomy,
+    normalise_code,
 )
 
 LEAVES = [

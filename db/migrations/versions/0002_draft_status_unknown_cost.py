@@ -4,8 +4,8 @@ chosen); a judge run's cost may be unknown (NULL) rather than a false 0.
 Revision ID: 0002
 Revises: 0001
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0002"
 down_revision = "0001"

@@ -5,9 +5,9 @@ sign-ins per username, for the lockout).
 Revision ID: 0003_annotate
 Revises: 0002
 """
-from alembic import op
 import sqlalchemy as sa
 import sqlmodel
+from alembic import op
 
 revision = "0003_annotate"
 down_revision = "0002"

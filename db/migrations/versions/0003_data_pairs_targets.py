@@ -5,8 +5,8 @@ optional context text.
 Revision ID: 0003_data
 Revises: 0002
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = "0003_data"
 down_revision = "0003_annotate"

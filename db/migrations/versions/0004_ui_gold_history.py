@@ -4,9 +4,9 @@ stored then, so a new adjudication never loses the earlier one (like annotation_
 Revision ID: 0004_ui_gold_history
 Revises: 0003_annotate
 """
-from alembic import op
 import sqlalchemy as sa
 import sqlmodel
+from alembic import op
 
 revision = "0004_ui_gold_history"
 down_revision = "0003_corpus"

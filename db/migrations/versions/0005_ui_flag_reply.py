@@ -4,9 +4,9 @@ annotator on the item.
 Revision ID: 0005_ui_flag_reply
 Revises: 0004_ui_gold_history
 """
-from alembic import op
 import sqlalchemy as sa
 import sqlmodel
+from alembic import op
 
 revision = "0005_ui_flag_reply"
 down_revision = "0004_ui_gold_history"
