@@ -87,6 +87,7 @@ class ChatResult:
     error: str | None = None  # set: no answer (api_error)
     notes: list[dict] = field(default_factory=list)  # retries, fallbacks: go to repairs
     structured_rejected: bool = False
+    json_object_offered: bool = False  # the rejection names json_object (llama-cpp-python)
 
     def cache_payload(self) -> dict:
         return {"content": self.content, "finish_reason": self.finish_reason,
@@ -182,7 +183,11 @@ def backoff_seconds(attempt: int, base: float, cap: float, rng: random.Random) -
     return full * (0.5 + 0.5 * rng.random())
 
 
-def response_format_for(schema: dict) -> dict:
+def response_format_for(schema: dict, form: str = "json_schema") -> dict:
+    """The OpenAI form (`json_schema`), or llama-cpp-python's (`json_object` with a `schema`,
+    which its server turns into a grammar: it answers the OpenAI form with HTTP 500)."""
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
     return {"type": "json_schema",
             "json_schema": {"name": "judge_verdicts", "strict": True, "schema": schema}}
 
@@ -260,6 +265,7 @@ class OpenAIBackend:
                         and _mentions_response_format(str(exc))):
                     return ChatResult(error=f"HTTP {status}: structured output rejected",
                                       attempts=attempt + 1, notes=notes, structured_rejected=True,
+                                      json_object_offered="json_object" in str(exc).lower(),
                                       latency_s=time.monotonic() - started)
                 kind = "timeout" if isinstance(exc, openai.APITimeoutError) else (
                     "malformed response body" if isinstance(exc, ValueError) else (
@@ -383,7 +389,10 @@ class JudgeClient:
         self.endpoint = backend.endpoint
         self._rejected_key = "structured-rejected:" + hashlib.sha256(
             f"{backend.name}|{self.endpoint}|{backend.model}".encode()).hexdigest()
-        self._rejected = bool(cache and cache.get(self._rejected_key))
+        known = (cache.get(self._rejected_key) or {}) if cache else {}
+        self._rejected = bool(known.get("rejected"))
+        # the schema form the endpoint takes: OpenAI's, until it rejects it for llama-cpp's
+        self._schema_form = known.get("form", "json_schema")
         self.on_billed: Callable[[ChatResult], None] | None = None
         self.max_failures_in_a_row = max_failures_in_a_row
         self._failures_in_a_row = 0
@@ -430,8 +439,18 @@ class JudgeClient:
         if (schema is not None and self.structured == "auto" and self.backend.supports_structured
                 and self._rejected):
             notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
-        result = self._request(messages, response_format_for(schema) if use_schema else None,
-                               notes, refresh)
+        result = self._request(messages, response_format_for(schema, self._schema_form)
+                               if use_schema else None, notes, refresh)
+        if (result.structured_rejected and result.json_object_offered
+                and self._schema_form == "json_schema"):
+            # llama-cpp-python: the same schema as a json_object grammar
+            self._schema_form = "json_object"
+            if self.cache is not None:
+                self.cache.put(self._rejected_key, {"form": "json_object"})
+            notes = result.notes + [{"kind": "json_object_schema_used",
+                                     "reason": "endpoint rejected the json_schema form"}]
+            result = self._request(messages, response_format_for(schema, "json_object"), notes,
+                                   refresh)
         if result.structured_rejected and self.structured == "auto":
             self._rejected = True
             if self.cache is not None:
