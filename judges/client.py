@@ -39,6 +39,7 @@ CACHE_ENV = "NLCE_JUDGE_CACHE"
 DEFAULT_CACHE = ".judge-cache.sqlite3"
 STRUCTURED_MODES = ("auto", "on", "off")
 MAX_FAILURES_IN_A_ROW = 3
+CHAT_TEMPLATE_TOKENS = 8  # role markers per message (ChatML: <|im_start|>role\n ... <|im_end|>\n)
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 
@@ -88,6 +89,7 @@ class ChatResult:
     notes: list[dict] = field(default_factory=list)  # retries, fallbacks: go to repairs
     structured_rejected: bool = False
     json_object_offered: bool = False  # the rejection names json_object (llama-cpp-python)
+    too_long: bool = False  # refused before sending: the prompt does not fit the context
 
     def cache_payload(self) -> dict:
         return {"content": self.content, "finish_reason": self.finish_reason,
@@ -205,7 +207,8 @@ class OpenAIBackend:
     def __init__(self, model: str, params: SamplingParams, *, base_url: str | None = None,
                  api_key: str | None = None, timeout_s: float = 120.0, max_retries: int = 5,
                  backoff_base_s: float = 1.0, backoff_cap_s: float = 60.0,
-                 max_retry_after_s: float = 300.0, sleep: Callable[[float], None] = time.sleep):
+                 max_retry_after_s: float = 300.0, sleep: Callable[[float], None] = time.sleep,
+                 context_tokens: int | None = None):
         import openai
 
         self._openai = openai
@@ -223,6 +226,28 @@ class OpenAIBackend:
                                      timeout=timeout_s, max_retries=0)
 
         self._answered = False  # any HTTP answer seen: a later connection error is a blip
+        self.context_tokens = context_tokens  # the model's context: longer prompts not sent
+
+    def count_prompt_tokens(self, messages: list[dict]) -> int:
+        """The prompt's tokens as the endpoint's tokenizer counts them (llama-cpp-python's
+        /extras/tokenize/count), plus CHAT_TEMPLATE_TOKENS per message for the chat template's
+        role markers; an endpoint that cannot count stops the run (EndpointUnusable)."""
+        import json as _json
+        import urllib.request
+
+        root = (self.base_url or "").rstrip("/").removesuffix("/v1")
+        text = "\n".join(str(m.get("content") or "") for m in messages)
+        request = urllib.request.Request(
+            f"{root}/extras/tokenize/count", method="POST",
+            data=_json.dumps({"input": text}).encode(), headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                count = int(_json.loads(answer.read())["count"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EndpointUnusable(f"--context-tokens: {self.endpoint} cannot count tokens "
+                                   f"(llama-cpp-python's /extras/tokenize/count): {_short(exc, 120)}"
+                                   ) from None
+        return count + CHAT_TEMPLATE_TOKENS * (len(messages) + 1)
 
     @property
     def endpoint(self) -> str:
@@ -232,6 +257,14 @@ class OpenAIBackend:
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         openai = self._openai
         notes: list[dict] = []
+        if self.context_tokens:
+            needed = self.count_prompt_tokens(messages)
+            if needed >= self.context_tokens:
+                return ChatResult(error=f"prompt of {needed} tokens does not fit the model's "
+                                        f"context of {self.context_tokens} tokens: not sent",
+                                  too_long=True, notes=[{"kind": "prompt_exceeds_context",
+                                                         "prompt_tokens": needed,
+                                                         "model_context": self.context_tokens}])
         kwargs: dict[str, Any] = dict(model=self.model, messages=messages,
                                       temperature=self.params.temperature, seed=self.params.seed)
         kwargs[self._token_param] = self.params.max_tokens
@@ -462,7 +495,7 @@ class JudgeClient:
         return result
 
     def _count_failure(self, result: ChatResult) -> None:
-        if result.cached:
+        if result.cached or result.too_long:  # a prompt too long says nothing of the endpoint
             return
         with self._lock:
             self._failures_in_a_row = self._failures_in_a_row + 1 if result.error else 0

@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request (default 120; 600 for a server on this machine)")
     p.add_argument("--max-retries", type=int, default=5)
+    p.add_argument("--context-tokens", type=int, metavar="N",
+                   help="the model's context window: a prompt that does not fit is not sent (its "
+                        "targets get api_error naming the token count); the endpoint must count "
+                        "tokens (llama-cpp-python, as started by `python -m judges.serve`)")
     p.add_argument("--structured", choices=STRUCTURED_MODES, default="auto",
                    help="JSON-schema structured output: auto falls back to plain JSON when the "
                         "endpoint rejects it")
@@ -165,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             backend = OpenAIBackend(args.model, sampling, base_url=base_url,
                                     api_key=read_api_key(args.secrets_file),
                                     timeout_s=args.timeout or (600.0 if local_server else 120.0),
-                                    max_retries=args.max_retries)
+                                    max_retries=args.max_retries,
+                                    context_tokens=args.context_tokens)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
