@@ -38,7 +38,7 @@ _NOTE_PARAMS = ("structured_fallback",)
 
 VERDICT_COLUMNS = ["judge_run_id", "key", "judge", "strategy", "prompt_language",
                    "prompt_version", "settings", "generation_id", "status", "accuracy", "codes",
-                   "position", "model", "language"]
+                   "position", "model", "language", "repeat_group"]
 
 
 # ---------------------------------------------------------------- configurations
@@ -115,8 +115,9 @@ def load_verdicts(url: str | None = None) -> pd.DataFrame:
         info = {r.id: (names[r.id], r.model, r.strategy, r.prompt_language, r.prompt_version,
                        "; ".join(f"{k}={v}" for k, v in sorted(settings_of(r).items())))
                 for r in runs}
+        groups = {r.id: ((r.params or {}).get("repeat") or {}).get("group") for r in runs}
     records = [(run_id, *info[run_id], generation_id, status, accuracy, _code_ids(codes), position,
-                model, language)
+                model, language, groups[run_id])
                for run_id, generation_id, status, accuracy, codes, position, model, language
                in rows]
     return pd.DataFrame.from_records(records, columns=VERDICT_COLUMNS)
@@ -268,6 +269,20 @@ def code_stability(runs: Sequence[pd.DataFrame], human_codes: Mapping[int, froze
                                        "u_at_k", "i_at_k"])
 
 
+def stability_by_group(verdicts: pd.DataFrame, labels: Mapping[int, str]) -> pd.DataFrame:
+    """`verdict_stability` per repeat group of `load_verdicts` rows (runs made by `judges.run
+    --repeats K`), named by its first run's configuration key."""
+    rows = []
+    grouped = verdicts[verdicts.repeat_group.notna()] if len(verdicts) else verdicts
+    for group, rows_of_group in grouped.groupby("repeat_group", sort=True):
+        runs = [r for _, r in rows_of_group.groupby("judge_run_id", sort=True)]
+        rows.append({"repeat_group": group, "key": runs[0].key.iloc[0],
+                     "runs": " ".join(str(int(r.judge_run_id.iloc[0])) for r in runs),
+                     **verdict_stability(runs, labels).row()})
+    return pd.DataFrame(rows, columns=["repeat_group", "key", "runs", "k", "n", "u_at_k", "i_at_k",
+                                       "flip_rate", "kappa_min", "kappa_max", "kappa_spread"])
+
+
 def mcnemar_p(b: int, c: int) -> float:
     """Two-sided McNemar test on the discordant pairs b (right only under one prompt) and c (only
     under the other): exact binomial (n = b + c, p = 1/2) up to 25 pairs, else chi-square with
@@ -322,5 +337,5 @@ def language_consistency(english: pd.DataFrame, native: pd.DataFrame,
 
 __all__ = ["FAILURE_STATUSES", "JudgeAgreement", "LanguageConsistency", "OK", "Stability",
            "VERDICT_COLUMNS", "code_stability", "config_names", "judge_agreement",
-           "language_consistency", "load_verdicts", "mcnemar_p", "settings_of", "status_counts",
+           "language_consistency", "load_verdicts", "mcnemar_p", "settings_of", "stability_by_group", "status_counts",
            "usable_pairs", "verdict_stability"]

@@ -93,3 +93,15 @@ def test_code_mix_rejects_an_english_prompt(judge_db, capsys):
     code = run.main(["--model", "m", "--strategy", "standard", "--lang", "el", "--prompt-lang",
                      "en", "--code-mix", "0.5", "--db", judge_db])
     assert code == 2 and "--code-mix" in capsys.readouterr().err
+
+
+def test_metrics_align_shows_the_same_stability(judged):
+    from metrics.align.pipeline import AlignOptions, run_alignment
+    from metrics.align.report import tables
+
+    db_url, _ = judged
+    aligned = run_alignment(db_url, AlignOptions(bootstrap=0, slices=("all",)))
+    (row,) = aligned.judge_stability.to_dict("records")
+    assert (row["k"], row["n"]) == (3, 10)
+    assert (row["u_at_k"], row["i_at_k"], row["flip_rate"]) == pytest.approx((0.7, 0.5, 0.2))
+    assert "judge_stability" in tables(aligned)
