@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
+from judges.tokens import count_prompt_tokens
+
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 SECRETS_FILE_ENV = "NLCE_SECRETS_FILE"
@@ -39,7 +41,6 @@ CACHE_ENV = "NLCE_JUDGE_CACHE"
 DEFAULT_CACHE = ".judge-cache.sqlite3"
 STRUCTURED_MODES = ("auto", "on", "off")
 MAX_FAILURES_IN_A_ROW = 3
-CHAT_TEMPLATE_TOKENS = 8  # role markers per message (ChatML: <|im_start|>role\n ... <|im_end|>\n)
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 
@@ -228,27 +229,6 @@ class OpenAIBackend:
         self._answered = False  # any HTTP answer seen: a later connection error is a blip
         self.context_tokens = context_tokens  # the model's context: longer prompts not sent
 
-    def count_prompt_tokens(self, messages: list[dict]) -> int:
-        """The prompt's tokens as the endpoint's tokenizer counts them (llama-cpp-python's
-        /extras/tokenize/count), plus CHAT_TEMPLATE_TOKENS per message for the chat template's
-        role markers; an endpoint that cannot count stops the run (EndpointUnusable)."""
-        import json as _json
-        import urllib.request
-
-        root = (self.base_url or "").rstrip("/").removesuffix("/v1")
-        text = "\n".join(str(m.get("content") or "") for m in messages)
-        request = urllib.request.Request(
-            f"{root}/extras/tokenize/count", method="POST",
-            data=_json.dumps({"input": text}).encode(), headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as answer:
-                count = int(_json.loads(answer.read())["count"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise EndpointUnusable(f"--context-tokens: {self.endpoint} cannot count tokens "
-                                   f"(llama-cpp-python's /extras/tokenize/count): {_short(exc, 120)}"
-                                   ) from None
-        return count + CHAT_TEMPLATE_TOKENS * (len(messages) + 1)
-
     @property
     def endpoint(self) -> str:
         """The normalised base URL, without any user:password part (stored with the run)."""
@@ -258,7 +238,10 @@ class OpenAIBackend:
         openai = self._openai
         notes: list[dict] = []
         if self.context_tokens:
-            needed = self.count_prompt_tokens(messages)
+            try:
+                needed = count_prompt_tokens(self.base_url, messages)
+            except ValueError as exc:
+                raise EndpointUnusable(f"--context-tokens: {exc}") from None
             if needed >= self.context_tokens:
                 return ChatResult(error=f"prompt of {needed} tokens does not fit the model's "
                                         f"context of {self.context_tokens} tokens: not sent",
