@@ -312,6 +312,8 @@ def write_report(report: dict, out: Path) -> list[Path]:
                  *STUDY_TABLES):
         path = out / f"{name}.csv"
         frame = report[name]
+        if name in STUDY_TABLES and frame.empty:  # only where such runs exist
+            continue
         if name not in ("runs", "failure_rates", "position"):  # compared with human labels
             frame = frame.assign(label_policy=report["label_policy"])
         frame.to_csv(path, index=False)
