@@ -1,7 +1,7 @@
 """A judge that runs on this machine: llama-cpp-python's OpenAI-compatible server on a packaged
 GGUF model, for `judges.run --base-url`.
 
-    python -m judges.serve [--model smollm2|gemma3-270m] [--port 8765] [--n-ctx 8192]
+    python -m judges.serve [--model smollm2|gemma3-270m] [--port 8765] [--n-ctx 8192] [--threads N]
 
 prints the base URL (and the judges.run flags that go with it) and serves until TERM or Ctrl-C,
 then stops the server and exits 0. The GGUF files come from installed packages, found without
@@ -26,6 +26,7 @@ from pathlib import Path
 DEFAULT_MODEL = "smollm2"
 MODELS = ("smollm2", "gemma3-270m")
 DEFAULT_N_CTX = 8192  # SmolLM2's trained context
+DEFAULT_PORT = 8765
 
 
 class ServeError(RuntimeError):
@@ -129,7 +130,10 @@ class LocalJudgeServer:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m judges.serve", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL)
-    p.add_argument("--port", type=int, default=0, help="default: a free port")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"default {DEFAULT_PORT}: the endpoint is part of a judge run's identity "
+                        "and its cache key, so a fixed port lets the same command resume; 0: any "
+                        "free port")
     p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX,
                    help="context window in tokens; longer prompts are refused by judges.run")
     p.add_argument("--threads", type=int, help="CPU threads (default: llama.cpp's choice)")
