@@ -74,8 +74,8 @@ def test_a_prompt_longer_than_the_context_is_refused_before_sending(smollm2_serv
 
 
 def test_serve_prints_the_url_and_stops_on_term():
-    process = subprocess.Popen([sys.executable, "-m", "judges.serve", "--n-ctx", "256", "--port", "0",
-                                "--threads", "1"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "judges.serve", "--n-ctx", "256",
+                                "--port", "0", "--threads", "1"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()
