@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                        sampling=sampling, order=args.order, order_seed=args.order_seed,
                        context_chars=args.context_chars or None,
                        accuracy_policy=args.hierarchical_accuracy, structured=args.structured)
+    config = replace(config, endpoint=client.endpoint)  # repeat groups are per endpoint too
     configs = study_configs(config, args.repeats, args.temperatures, args.vary_order,
                             args.code_mix, args.code_mix_seed)
     summaries = []
