@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
+from judges.tokens import count_prompt_tokens
+
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 SECRETS_FILE_ENV = "NLCE_SECRETS_FILE"
@@ -87,6 +89,8 @@ class ChatResult:
     error: str | None = None  # set: no answer (api_error)
     notes: list[dict] = field(default_factory=list)  # retries, fallbacks: go to repairs
     structured_rejected: bool = False
+    json_object_offered: bool = False  # the rejection names json_object (llama-cpp-python)
+    too_long: bool = False  # refused before sending: the prompt does not fit the context
 
     def cache_payload(self) -> dict:
         return {"content": self.content, "finish_reason": self.finish_reason,
@@ -182,7 +186,11 @@ def backoff_seconds(attempt: int, base: float, cap: float, rng: random.Random) -
     return full * (0.5 + 0.5 * rng.random())
 
 
-def response_format_for(schema: dict) -> dict:
+def response_format_for(schema: dict, form: str = "json_schema") -> dict:
+    """The OpenAI form (`json_schema`), or llama-cpp-python's (`json_object` with a `schema`,
+    which its server turns into a grammar: it answers the OpenAI form with HTTP 500)."""
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
     return {"type": "json_schema",
             "json_schema": {"name": "judge_verdicts", "strict": True, "schema": schema}}
 
@@ -200,7 +208,8 @@ class OpenAIBackend:
     def __init__(self, model: str, params: SamplingParams, *, base_url: str | None = None,
                  api_key: str | None = None, timeout_s: float = 120.0, max_retries: int = 5,
                  backoff_base_s: float = 1.0, backoff_cap_s: float = 60.0,
-                 max_retry_after_s: float = 300.0, sleep: Callable[[float], None] = time.sleep):
+                 max_retry_after_s: float = 300.0, sleep: Callable[[float], None] = time.sleep,
+                 context_tokens: int | None = None):
         import openai
 
         self._openai = openai
@@ -218,6 +227,7 @@ class OpenAIBackend:
                                      timeout=timeout_s, max_retries=0)
 
         self._answered = False  # any HTTP answer seen: a later connection error is a blip
+        self.context_tokens = context_tokens  # the model's context: longer prompts not sent
 
     @property
     def endpoint(self) -> str:
@@ -227,6 +237,17 @@ class OpenAIBackend:
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         openai = self._openai
         notes: list[dict] = []
+        if self.context_tokens:
+            try:
+                needed = count_prompt_tokens(self.base_url, messages)
+            except ValueError as exc:
+                raise EndpointUnusable(f"--context-tokens: {exc}") from None
+            if needed >= self.context_tokens:
+                return ChatResult(error=f"prompt of {needed} tokens does not fit the model's "
+                                        f"context of {self.context_tokens} tokens: not sent",
+                                  too_long=True, notes=[{"kind": "prompt_exceeds_context",
+                                                         "prompt_tokens": needed,
+                                                         "model_context": self.context_tokens}])
         kwargs: dict[str, Any] = dict(model=self.model, messages=messages,
                                       temperature=self.params.temperature, seed=self.params.seed)
         kwargs[self._token_param] = self.params.max_tokens
@@ -260,6 +281,7 @@ class OpenAIBackend:
                         and _mentions_response_format(str(exc))):
                     return ChatResult(error=f"HTTP {status}: structured output rejected",
                                       attempts=attempt + 1, notes=notes, structured_rejected=True,
+                                      json_object_offered="json_object" in str(exc).lower(),
                                       latency_s=time.monotonic() - started)
                 kind = "timeout" if isinstance(exc, openai.APITimeoutError) else (
                     "malformed response body" if isinstance(exc, ValueError) else (
@@ -383,7 +405,10 @@ class JudgeClient:
         self.endpoint = backend.endpoint
         self._rejected_key = "structured-rejected:" + hashlib.sha256(
             f"{backend.name}|{self.endpoint}|{backend.model}".encode()).hexdigest()
-        self._rejected = bool(cache and cache.get(self._rejected_key))
+        known = (cache.get(self._rejected_key) or {}) if cache else {}
+        self._rejected = bool(known.get("rejected"))
+        # the schema form the endpoint takes: OpenAI's, until it rejects it for llama-cpp's
+        self._schema_form = known.get("form", "json_schema")
         self.on_billed: Callable[[ChatResult], None] | None = None
         self.max_failures_in_a_row = max_failures_in_a_row
         self._failures_in_a_row = 0
@@ -430,8 +455,18 @@ class JudgeClient:
         if (schema is not None and self.structured == "auto" and self.backend.supports_structured
                 and self._rejected):
             notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
-        result = self._request(messages, response_format_for(schema) if use_schema else None,
-                               notes, refresh)
+        result = self._request(messages, response_format_for(schema, self._schema_form)
+                               if use_schema else None, notes, refresh)
+        if (result.structured_rejected and result.json_object_offered
+                and self._schema_form == "json_schema"):
+            # llama-cpp-python: the same schema as a json_object grammar
+            self._schema_form = "json_object"
+            if self.cache is not None:
+                self.cache.put(self._rejected_key, {"form": "json_object"})
+            notes = result.notes + [{"kind": "json_object_schema_used",
+                                     "reason": "endpoint rejected the json_schema form"}]
+            result = self._request(messages, response_format_for(schema, "json_object"), notes,
+                                   refresh)
         if result.structured_rejected and self.structured == "auto":
             self._rejected = True
             if self.cache is not None:
@@ -443,7 +478,7 @@ class JudgeClient:
         return result
 
     def _count_failure(self, result: ChatResult) -> None:
-        if result.cached:
+        if result.cached or result.too_long:  # a prompt too long says nothing of the endpoint
             return
         with self._lock:
             self._failures_in_a_row = self._failures_in_a_row + 1 if result.error else 0

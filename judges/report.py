@@ -40,16 +40,20 @@ from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
     OK,
     config_names,
     judge_agreement,
+    settings_of,
     status_counts,
 )
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
 from agreement.statistics import code_precision_recall
 from db import models
 from db.engine import add_database_argument, session_scope
+from judges.robustness import code_mix_table, language_table, stability_tables, write_code_mix_figure
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
 LOW_COUNT = 10  # the study marks codes predicted or labelled fewer times than this
+# the robustness studies (judges.robustness): K runs, prompt language, code-mixing
+STUDY_TABLES = ("stability", "stability_codes", "language_consistency", "code_mix")
 RUN_COLUMNS = ["run_id", "key", "model", "strategy", "language", "prompt_language",
                "prompt_version", "order"]
 
@@ -224,10 +228,22 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
         responses = load_response_rows(session)
         verdicts = load_verdict_rows(session)
         settings = run_settings(session)
+        stored = session.exec(select(models.JudgeRun)).all()
+        params = {r.id: dict(r.params or {}) for r in stored}
+        # what must match for two runs to be the same but for the prompt language
+        twins = {r.id: "; ".join(f"{k}={v}" for k, v in sorted(settings_of(r).items()))
+                 for r in stored}
     humans = human_labels(db_url, labels)
     kappa, matrices = accuracy_agreement(verdicts, humans, n_resamples)
     codes = [c.id for c in tax.labelable()]
+    accuracy = {g: h.accuracy for g, h in humans.items() if h.accuracy is not None}
+    stability, stability_codes = stability_tables(
+        verdicts, params, accuracy, {g: h.codes for g, h in humans.items()}, codes)
     return {
+        "stability": stability,
+        "stability_codes": stability_codes,
+        "language_consistency": language_table(verdicts, twins, accuracy),
+        "code_mix": code_mix_table(verdicts, params, accuracy),
         "label_policy": describe_policy(labels),
         "failure_rates": failure_rates(responses, verdicts),
         "kappa": kappa,
@@ -267,13 +283,42 @@ def _print_runs(console, runs: pd.DataFrame) -> None:
                   "structured", "prompt_tokens", "completion_tokens", "cost_usd"])
 
 
+def _print_studies(console, report: dict) -> None:
+    """The robustness tables, each only where such runs exist."""
+    where = ["model", "strategy", "language"]
+    if not report["stability"].empty:
+        _print_table(console, "Stability over K runs (U@K: some run disagrees with the human; "
+                     "I@K: all K do; flip: the label changes across runs)", report["stability"],
+                     where + ["runs", "k", "n", "u_at_k", "i_at_k", "flip_rate", "kappa_min",
+                              "kappa_max", "kappa_spread"])
+        codes = report["stability_codes"]
+        codes = codes[codes["found_in_all"] + codes["found_in_some"] > 0]
+        _print_table(console, "Error codes found in some runs, not all", codes,
+                     where + ["code", "n", "found_in_all", "found_in_some", "flip_rate",
+                              "u_at_k", "i_at_k"])
+    if not report["language_consistency"].empty:
+        _print_table(console, "Prompt language: English prompt vs the comment's language (CR: "
+                     "agrees with the human; CDR: under exactly one; McNemar on those)",
+                     report["language_consistency"],
+                     where + ["english_run", "native_run", "n", "cr_en", "cr_x", "cr_bi", "cdr",
+                              "en_only", "x_only", "p_mcnemar"])
+    if not report["code_mix"].empty:
+        _print_table(console, "Code-mixed prompts: agreement against CMD (share of the prompt in "
+                     "English)", report["code_mix"],
+                     where + ["cmd", "run_id", "n", "exact_agreement", "kappa",
+                              "parse_failure_rate"])
+
+
 def write_report(report: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("runs", "failure_rates", "kappa", "codes_per_run", "codes_pooled", "position"):
+    for name in ("runs", "failure_rates", "kappa", "codes_per_run", "codes_pooled", "position",
+                 *STUDY_TABLES):
         path = out / f"{name}.csv"
         frame = report[name]
-        if name in ("kappa", "codes_per_run", "codes_pooled"):  # compared with human labels
+        if name in STUDY_TABLES and frame.empty:  # only where such runs exist
+            continue
+        if name not in ("runs", "failure_rates", "position"):  # compared with human labels
             frame = frame.assign(label_policy=report["label_policy"])
         frame.to_csv(path, index=False)
         written.append(path)
@@ -331,6 +376,7 @@ def write_figures(report: dict, out: Path) -> list[Path]:
         written.append(_paired_bars(
             names, codes, (("precision", "precision", "#5a8f5a"), ("recall", "recall", "#5a8f5a")),
             0.3, out / "code_precision_recall.png"))
+    written += write_code_mix_figure(report["code_mix"], out)
     return written
 
 
@@ -376,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
                      "(low_count: < 10 predicted or labelled)", pooled,
                      ["model", "strategy", "code", "precision", "recall", "support", "predicted",
                       "low_count"])
+    _print_studies(console, report)
     if args.out:
         for path in write_report(report, args.out) + write_figures(report, args.out):
             console.print(f"wrote {path}")

@@ -4,6 +4,7 @@
         [--template FILE] [--limit N] [--order fixed|shuffle|rotate] [--concurrency N]
         [--backend openai|local] [--base-url URL] [--structured auto|on|off]
         [--redo parse_error ...] [--db URL] ...
+        [--repeats K [--temperatures T ...] [--vary-order]] [--code-mix CMD ... [--code-mix-seed S]]
 
 The endpoint is any OpenAI-compatible chat-completions server: --base-url or $OPENAI_BASE_URL;
 the key comes from $OPENAI_API_KEY or a secrets file (--secrets-file / $NLCE_SECRETS_FILE), never
@@ -15,6 +16,13 @@ llama-cpp-python, vLLM, Ollama) gets one request at a time and a 600 s timeout u
 --concurrency/--timeout say otherwise. An endpoint that is down, refuses the key or keeps
 failing stops the run with one line on stderr; the exit status is 1 then, and when no request
 of this invocation was answered ok.
+
+Studies of how much a verdict depends on the run (judges.report shows them):
+`--repeats K` makes K runs of the same configuration, seed + 0..K-1 (and, with --temperatures,
+their temperatures in turn; with --vary-order, the prediction order shuffled with order seed +
+0..K-1), each recorded as its own run with params.repeat = {group, index, of}. `--code-mix CMD ...`
+judges with prompts whose wording is code-mixed (judges.codemix: CMD = share of switchable
+segments in English), one run per CMD, recorded in params.code_mix.
 """
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ import argparse
 import logging
 import os
 import sys
+from dataclasses import replace
 
 from db.engine import add_database_argument
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
@@ -37,10 +46,11 @@ from judges.client import (
     is_loopback,
     read_api_key,
 )
+from judges.codemix import code_mixed_template
 from judges.i18n import PROMPT_LANGUAGES
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices
-from judges.runner import RunConfig, iter_summary_lines, run_judge
+from judges.runner import RunConfig, iter_summary_lines, run_judge, run_signature
 from judges.templates import load_template
 from taxonomy import default_taxonomy
 
@@ -75,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request (default 120; 600 for a server on this machine)")
     p.add_argument("--max-retries", type=int, default=5)
+    p.add_argument("--context-tokens", type=int, metavar="N",
+                   help="the model's context window: a prompt that does not fit is not sent (its "
+                        "targets get api_error naming the token count); the endpoint must count "
+                        "tokens (llama-cpp-python, as started by `python -m judges.serve`)")
     p.add_argument("--structured", choices=STRUCTURED_MODES, default="auto",
                    help="JSON-schema structured output: auto falls back to plain JSON when the "
                         "endpoint rejects it")
@@ -90,15 +104,61 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=[s for s in JUDGE_STATUSES if s != "ok"],
                    help="ask again (past the cache) for targets with a response of these "
                         "statuses, e.g. parse_error truncated")
+    p.add_argument("--repeats", type=int, default=1, metavar="K",
+                   help="judge K times, seed + 0..K-1 (stability: U@K, I@K, flip rate)")
+    p.add_argument("--temperatures", type=float, nargs="+", metavar="T",
+                   help="with --repeats: the repeats' temperatures in turn (default --temperature)")
+    p.add_argument("--vary-order", action="store_true",
+                   help="with --repeats: shuffle the predictions with order seed + 0..K-1")
+    p.add_argument("--code-mix", type=float, nargs="+", metavar="CMD",
+                   help="code-mixed prompts: one run per degree in [0, 1] (share of the prompt's "
+                        "switchable segments kept in English), e.g. 0 0.3 0.6 0.9 1")
+    p.add_argument("--code-mix-seed", type=int, default=0,
+                   help="which segments are switched (deterministic per seed)")
     p.add_argument("--prices", help="price table (YAML) instead of judges/prices.yaml")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_database_argument(p)
     return p
 
 
+def study_configs(base: RunConfig, repeats: int = 1, temperatures=None, vary_order: bool = False,
+                  code_mix=None, code_mix_seed: int = 0) -> list[RunConfig]:
+    """The runs one invocation makes: per code-mixing degree (or the plain prompt), K repeats."""
+    configs = []
+    for cmd in (code_mix if code_mix else (None,)):
+        config, study = base, {}
+        if cmd is not None:
+            template = code_mixed_template(base.strategy, base.prompt_lang, cmd, code_mix_seed)
+            config = replace(base, template=template, strategy=template.name)
+            study["code_mix"] = {"cmd": cmd, "seed": code_mix_seed, "base": base.strategy}
+        group = run_signature(replace(config, study=study or None), "repeat-group").rsplit("|", 1)[-1]
+        for i in range(repeats):
+            sampling = replace(base.sampling, seed=base.sampling.seed + i, temperature=(
+                temperatures[i % len(temperatures)] if temperatures else base.sampling.temperature))
+            order, order_seed = base.order, base.order_seed
+            if vary_order:
+                order, order_seed = (order if order != "fixed" else "shuffle"), order_seed + i
+            run_study = dict(study)
+            if repeats > 1:
+                run_study["repeat"] = {"group": group, "index": i, "of": repeats}
+            configs.append(replace(config, sampling=sampling, order=order, order_seed=order_seed,
+                                   study=run_study or None))
+    return configs
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    if args.repeats < 1:
+        print("error: --repeats must be at least 1", file=sys.stderr)
+        return 2
+    if args.code_mix and (args.template or (args.prompt_lang or args.lang) == "en"):
+        print("error: --code-mix mixes English into a built-in --strategy's prompt in another "
+              "language: give --strategy and a non-English --lang/--prompt-lang", file=sys.stderr)
+        return 2
+    if any(not 0 <= c <= 1 for c in args.code_mix or ()):
+        print("error: --code-mix degrees must lie between 0 and 1", file=sys.stderr)
+        return 2
     if args.limit is not None and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
@@ -118,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
             backend = OpenAIBackend(args.model, sampling, base_url=base_url,
                                     api_key=read_api_key(args.secrets_file),
                                     timeout_s=args.timeout or (600.0 if local_server else 120.0),
-                                    max_retries=args.max_retries)
+                                    max_retries=args.max_retries,
+                                    context_tokens=args.context_tokens)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -131,10 +192,24 @@ def main(argv: list[str] | None = None) -> int:
                        sampling=sampling, order=args.order, order_seed=args.order_seed,
                        context_chars=args.context_chars or None,
                        accuracy_policy=args.hierarchical_accuracy, structured=args.structured)
+    config = replace(config, endpoint=client.endpoint)  # repeat groups are per endpoint too
+    configs = study_configs(config, args.repeats, args.temperatures, args.vary_order,
+                            args.code_mix, args.code_mix_seed)
+    summaries = []
     try:
-        summary = run_judge(client, config, default_taxonomy(), args.db, dataset=args.dataset,
-                            limit=args.limit, concurrency=concurrency, prices=prices,
-                            progress=not args.quiet, redo=args.redo)
+        for config in configs:
+            client.backend.params = config.sampling  # the backend samples with this run's seed
+            if len(configs) > 1:
+                print(f"== {config.strategy}  seed {config.sampling.seed}  temperature "
+                      f"{config.sampling.temperature:g}  order {config.order}")
+            summary = run_judge(client, config, default_taxonomy(), args.db,
+                                dataset=args.dataset, limit=args.limit, concurrency=concurrency,
+                                prices=prices, progress=not args.quiet, redo=args.redo)
+            summaries.append(summary)
+            if summary.stopped:
+                break
+            for line in iter_summary_lines(summary):
+                print(line)
     except KeyboardInterrupt:
         print("interrupted: finished targets are stored; run the same command to resume",
               file=sys.stderr)
@@ -145,14 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if cache is not None:
             cache.close()
-    for line in iter_summary_lines(summary):
-        print(line)
-    if summary.stopped:
-        print(f"error: stopped: {summary.stopped}", file=sys.stderr)
-    elif summary.failed:
-        print(f"error: none of the {summary.calls} requests was answered ok; see "
-              "`python -m judges.report`", file=sys.stderr)
-    return 1 if summary.failed else 0
+    for summary in summaries:
+        if summary.stopped:
+            for line in iter_summary_lines(summary):
+                print(line)
+            print(f"error: stopped: {summary.stopped}", file=sys.stderr)
+        elif summary.failed:
+            print(f"error: run {summary.run_id}: none of the {summary.calls} requests was "
+                  "answered ok; see `python -m judges.report`", file=sys.stderr)
+    return 1 if any(s.failed for s in summaries) else 0
 
 
 if __name__ == "__main__":

@@ -73,6 +73,9 @@ class RunConfig:
     structured: str = "auto"
     template: PromptTemplate | None = None  # then `strategy` is the template's name
     endpoint: str = ""  # the client's normalised endpoint; run_judge fills it in
+    # what a study records about the run: {"repeat": {...}} (judges.run --repeats),
+    # {"code_mix": {...}} (--code-mix); part of the run's identity
+    study: dict | None = field(default=None, compare=False, hash=False)
 
     @property
     def prompt_strategy(self) -> "str | PromptTemplate":
@@ -86,6 +89,7 @@ class RunConfig:
                   "endpoint": self.endpoint}
         if self.template is not None:
             params["template"] = self.template.describe()
+        params.update(self.study or {})
         if (self.template.base if self.template else self.strategy) == "hierarchical":
             params["accuracy_policy"] = self.accuracy_policy
         return params

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from agreement.judges import stability_by_group
 from agreement.labels import DEFAULT_POLICY, describe_policy
 from metrics.align import analysis
 from metrics.align.kde import DEFAULT_GRID_SIZE
@@ -57,6 +58,7 @@ class AlignReport:
     groups: pd.DataFrame
     judges: analysis.AlignResult | None = None
     judge_codes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    judge_stability: pd.DataFrame = field(default_factory=pd.DataFrame)  # judges.run --repeats
     annotator_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     annotator_alpha: float = math.nan
     notes: list[str] = field(default_factory=list)
@@ -160,6 +162,8 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     if verdicts is not None and len(verdicts):
         report.judges = analysis.align_judges(verdicts, labels, options.slices,
                                               bootstrap=options.bootstrap, seed=options.seed)
+        report.judge_stability = stability_by_group(
+            verdicts, dict(zip(labels.generation_id, labels.label)))
         try:
             report.judge_codes = analysis.judge_code_table(verdicts, labels)
         except Exception as error:  # the taxonomy may be unavailable; accuracy still counts

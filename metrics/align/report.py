@@ -58,6 +58,8 @@ def tables(report: AlignReport) -> dict[str, pd.DataFrame]:
         out["judges"] = _with_policy(report.judges.kappa, policy)
         out["judge_confusion"] = _with_policy(report.judges.confusion, policy)
         out["judge_codes"] = _with_policy(report.judge_codes, policy)
+        if not report.judge_stability.empty:
+            out["judge_stability"] = _with_policy(report.judge_stability, policy)
     if not report.annotator_pairs.empty:
         out["annotators"] = report.annotator_pairs
     return out
@@ -227,6 +229,10 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
             "precision_correct", "recall_partial"]))
         parts.append("<h3>Per error code</h3>")
         parts.append(_table_html(report.judge_codes))
+        if not report.judge_stability.empty:
+            parts.append("<h3>Stability over K runs (U@K: some run disagrees with the human; "
+                         "I@K: all K do; flip: the label changes across runs)</h3>")
+            parts.append(_table_html(report.judge_stability))
     if not report.annotator_pairs.empty:
         parts.append(f"<h2>Annotators</h2><p>Krippendorff's alpha (ordinal): "
                      f"{report.annotator_alpha:.3f}</p>")

@@ -110,12 +110,14 @@ def test_a_llama_cpp_python_server_works_with_the_defaults(judge_db, chat_server
     chat_server.responder = llama_cpp_python_like(answer)
     code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path))
     assert code == 0, capsys.readouterr().err
-    schema_requests = [r for r in chat_server.requests if "response_format" in r]
-    assert len(schema_requests) == 1  # rejected once, then plain JSON for every request
+    formats = [r["response_format"]["type"] for r in chat_server.requests]
+    # the OpenAI form rejected once, then llama-cpp-python's own form (a grammar from the schema)
+    assert formats == ["json_schema", "json_object", "json_object"]
+    assert all(r["response_format"]["schema"] for r in chat_server.requests[1:])
     assert chat_server.max_in_flight == 1  # a server on this machine: one request at a time
     runs, responses = stored(judge_db)
     assert [r.status for r in responses] == ["ok", "ok"]
-    assert "structured_fallback" in runs[0].params
+    assert "structured_fallback" not in runs[0].params  # constrained, not plain JSON
 
 
 def test_an_answer_echoing_the_example_is_stored_as_a_parse_error(judge_db, chat_server,

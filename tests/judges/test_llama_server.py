@@ -1,0 +1,89 @@
+"""A real judge on this machine: llama-cpp-python's server on the packaged SmolLM2 GGUF
+(`judges.serve`), driven by judges.run as an experimenter would. One server for the session;
+every request costs CPU seconds, so each test sends at most one chat request."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from sqlmodel import select
+
+from db import models
+from db.engine import session_scope
+from judges import run
+from judges.serve import LocalJudgeServer
+
+N_CTX = 8192  # SmolLM2's context: the English rubric prompt (~4.8k tokens) fits, Greek (~17k) not
+
+
+@pytest.fixture(scope="session")
+def smollm2_server():
+    with LocalJudgeServer("smollm2", n_ctx=N_CTX, threads=2) as server:
+        yield server
+
+
+def judge(server, db_url, *extra):
+    return run.main(["--model", "smollm2", "--strategy", "rubric", "--lang", "el",
+                     "--base-url", server.base_url, "--context-tokens", str(N_CTX), "--db", db_url,
+                     "--no-cache", "--quiet", "--limit", "1", *extra])
+
+
+def responses(db_url):
+    with session_scope(db_url) as s:
+        rows = s.exec(select(models.JudgeResponse)).all()
+        verdicts = s.exec(select(models.JudgeVerdict)).all()
+        s.expunge_all()
+    return rows, verdicts
+
+
+def test_constrained_output_from_the_real_server_parses(smollm2_server, judge_db, monkeypatch,
+                                                        capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
+    code = judge(smollm2_server, judge_db, "--prompt-lang", "en", "--max-tokens", "400")
+    (response,), verdicts = responses(judge_db)
+    kinds = [r["kind"] for r in response.repairs]
+    # llama-cpp-python rejects OpenAI's json_schema form; the same schema goes as its grammar
+    assert "json_object_schema_used" in kinds and "plain_json_fallback" not in kinds
+    assert response.prompt_tokens > 4000 and response.status != "api_error"
+    if response.status != "truncated":  # grammar-constrained: valid JSON of the schema's shape
+        payload = json.loads(response.raw_response)
+        assert len(next(iter(payload.values()))) == 5
+        assert code == 0 and response.status == "ok"
+    assert len(verdicts) == 5
+
+
+def test_a_prompt_longer_than_the_context_is_refused_before_sending(smollm2_server, judge_db,
+                                                                    monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
+    started = time.monotonic()
+    code = judge(smollm2_server, judge_db)  # the Greek rubric prompt
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    (response,), _ = responses(judge_db)
+    assert code == 1 and "Traceback" not in err
+    assert response.status == "api_error" and "not sent" in response.error
+    (note,) = [r for r in response.repairs if r["kind"] == "prompt_exceeds_context"]
+    assert note["prompt_tokens"] > N_CTX and note["model_context"] == N_CTX
+    assert response.prompt_tokens == 0  # nothing was evaluated
+    assert elapsed < 30  # a token count, not a 17k-token prompt evaluation
+
+
+def test_serve_prints_the_url_and_stops_on_term():
+    process = subprocess.Popen([sys.executable, "-m", "judges.serve", "--n-ctx", "256",
+                                "--port", "0", "--threads", "1"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1"), process.stderr.read()
+        with urllib.request.urlopen(f"{url}/models", timeout=10) as answer:
+            assert json.loads(answer.read())["data"][0]["id"] == "smollm2"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
