@@ -7,12 +7,12 @@ from typing import Iterable
 
 from sqlmodel import Session
 
-from db.formats import FormatError, check_language, check_record
+from db.formats import FormatError, check_record
 from db.formats.pairs import pairs_row_records
 from db.importer.bulk import BulkWriter
 from db.importer.errors import ImportStats, Problems
 from db.importer.records import RecordWriter
-from db.importer.sources import Unreadable, counted_rows, read_table, table_files
+from db.importer.sources import Unreadable, counted_rows, read_table, start_table_import
 
 # a field of the records a pairs row becomes -> the column of the file it came from
 _COLUMN_OF = {"original_comment": "reference", "raw_output": "prediction",
@@ -27,15 +27,10 @@ def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str 
     with role expert if new). `lang`/`model` apply to rows without a language/model column."""
     writer = writer or RecordWriter(session, problems)
     problems = writer.problems
-    if lang is not None:
-        try:
-            lang = check_language(lang, "--lang")
-        except FormatError as error:
-            problems.add("--lang", "option", None, error.message)
-            return writer.stats
-    files = table_files(paths)
-    writer.write(check_record({"type": "dataset", "name": dataset}))
-    writer.ensure_annotator(annotator)
+    started = start_table_import(writer, paths, dataset=dataset, lang=lang, annotator=annotator)
+    if started is None:
+        return writer.stats
+    lang, files = started
     bulk = BulkWriter(writer)
     for path in files:
         for location, row in counted_rows(read_table(path), str(path), problems):

@@ -18,7 +18,6 @@ from tqdm import tqdm
 from db import models as m
 from db.formats import (
     FormatError,
-    check_language,
     check_record,
     language_from_filename,
     release_models,
@@ -29,7 +28,7 @@ from db.importer.bulk import BulkWriter
 from db.importer.errors import ImportStats, Problems
 from db.importer.project import write_all
 from db.importer.records import RecordWriter
-from db.importer.sources import Unreadable, counted_rows, read_table, table_files
+from db.importer.sources import Unreadable, counted_rows, read_table, start_table_import
 
 REQUIRED_COLUMNS = ("file_id", "content", "original_comment")
 
@@ -73,15 +72,10 @@ def import_release(session: Session, paths: Iterable[str | Path], *, lang: str |
     `taxonomy_variant`. `limit` keeps only the first rows of each table (for timing)."""
     writer = writer or RecordWriter(session, problems)
     problems = writer.problems
-    if lang is not None:
-        try:
-            lang = check_language(lang, "--lang")
-        except FormatError as error:
-            problems.add("--lang", "option", None, error.message)
-            return writer.stats
-    files = table_files(paths)
-    writer.write(check_record({"type": "dataset", "name": dataset}))
-    writer.ensure_annotator(expert)
+    started = start_table_import(writer, paths, dataset=dataset, lang=lang, annotator=expert)
+    if started is None:
+        return writer.stats
+    lang, files = started
     place_file = _FilePlaces(session, writer.dataset_id(dataset))
     map_codes = _code_mapper(writer, taxonomy_variant)
     bulk_writer = BulkWriter(writer) if bulk else None

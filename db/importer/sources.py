@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from db.formats import RECORD_FIELDS, RECORD_TYPES
+from db.formats import RECORD_FIELDS, RECORD_TYPES, FormatError, check_language, check_record
 from db.importer.errors import ImportFailed
 
 Located = tuple[str, Any]  # ("line 12", record)
@@ -124,3 +124,20 @@ def read_parquet_export(folder: Path) -> Iterator[tuple[str, Located]]:
                     continue  # a column that this row does not use
                 record[name] = value
             yield str(files[kind]), (f"row {number}", record)
+
+
+def start_table_import(writer, paths, *, dataset: str, lang: str | None, annotator: str
+                       ) -> tuple[str | None, list[Path]] | None:
+    """What every table import (release, pairs) does first: `--lang` checked (a bad one is a
+    problem, and None is returned), the dataset and the labels' annotator written; then
+    (lang, the table files) to read."""
+    if lang is not None:
+        try:
+            lang = check_language(lang, "--lang")
+        except FormatError as error:
+            writer.problems.add("--lang", "option", None, error.message)
+            return None
+    files = table_files(paths)
+    writer.write(check_record({"type": "dataset", "name": dataset}))
+    writer.ensure_annotator(annotator)
+    return lang, files
