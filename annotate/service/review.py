@@ -236,7 +236,7 @@ class LanguageAgreement:
     language: str
     raters: list[str]
     n_items: int  # items with at least two finished labels
-    pairs: object  # DataFrame from metrics.align.pairwise_kappa
+    pairs: object  # DataFrame from agreement.statistics.pairwise_kappa
     alpha: float | None  # Krippendorff's alpha (ordinal) when more than two raters
     codes: object  # DataFrame: per code alpha (nominal, presence) and pairwise F1
 

@@ -1,29 +1,16 @@
 """metrics.align: how well each metric and judge agrees with the humans.
 
 The agreement statistics, the label policy and the judge-vs-human path live in the top-level
-`agreement` package (shared with the annotation app and the judges; re-exported here for
-convenience). Here: the KDE threshold classifier (`kde` fits, `thresholds` holds and saves,
-`evaluation` applies and compares), data access, the analyses, reports and the
-`python -m metrics.align` command.
+`agreement` package (shared with the annotation app and the judges): import them from there.
+Here: the KDE threshold classifier (`kde` fits, `thresholds` holds and saves, `evaluation`
+applies and compares), data access, the analyses, reports and the `python -m metrics.align`
+command.
 """
-from agreement.statistics import (
-    Confusion,
-    bootstrap_ci,
-    code_precision_recall,
-    confusion,
-    encode_labels,
-    kappa_from_counts,
-    krippendorff_alpha,
-    pairwise_kappa,
-    weighted_kappa,
-)
 from metrics.align.evaluation import evaluate, fit_and_evaluate, noise_separation
 from metrics.align.kde import fit_kde_thresholds
 from metrics.align.thresholds import Thresholds, load_thresholds, save_thresholds
 
 __all__ = [
-    "Confusion", "bootstrap_ci", "code_precision_recall", "confusion", "encode_labels",
-    "kappa_from_counts", "krippendorff_alpha", "pairwise_kappa", "weighted_kappa",
     "Thresholds", "evaluate", "fit_and_evaluate", "fit_kde_thresholds", "load_thresholds",
     "noise_separation", "save_thresholds",
 ]

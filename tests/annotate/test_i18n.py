@@ -13,9 +13,9 @@ from streamlit.testing.v1 import AppTest
 from annotate import i18n, service
 from db import get_engine
 from taxonomy import LANGUAGES, default_taxonomy
+from testing.apptest import signed_in
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "annotate" / "app.py")
 PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
 
 
@@ -66,12 +66,7 @@ def test_a_broken_catalogue_is_refused_naming_message_and_language(tmp_path, ent
 
 
 def _signed_in(username: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_input(key="sign_in_user").input(username)
-    at.text_input(key="sign_in_password").input(PASSWORD)
-    at.button[0].click().run()
-    assert not at.exception, at.exception
-    return at
+    return signed_in(username, PASSWORD)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

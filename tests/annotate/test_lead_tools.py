@@ -3,25 +3,18 @@ point of adjudication, imported expert labels kept apart from the team's raters,
 page's median time per annotator and language."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
 from annotate import service
 from db import get_engine
+from testing.apptest import signed_in
 
 PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
-APP = str(Path(__file__).resolve().parents[2] / "annotate" / "app.py")
 
 
 def _signed_in(username: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_input(key="sign_in_user").input(username)
-    at.text_input(key="sign_in_password").input(PASSWORD)
-    at.button[0].click().run()
-    assert not at.exception, at.exception
-    return at
+    return signed_in(username, PASSWORD)
 
 
 def _label(session, gid, annotator_id, accuracy, codes=(), seconds=1.0):
