@@ -60,6 +60,18 @@ def gguf_path(model: str) -> Path:
     return path
 
 
+def failure_line(log: str) -> str:
+    """The line of a server's log that says why it stopped: a traceback's exception line when
+    there is one (llama.cpp keeps logging after it), else the last line."""
+    lines = log.strip().splitlines()
+    if "Traceback (most recent call last):" in lines:
+        after = lines[len(lines) - 1 - lines[::-1].index("Traceback (most recent call last):"):]
+        exception = [line for line in after[1:] if line and not line[0].isspace()]
+        if exception:
+            return exception[0]
+    return lines[-1] if lines else "?"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -85,7 +97,10 @@ class LocalJudgeServer:
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.path),
                "--model_alias", self.model, "--host", "127.0.0.1", "--port", str(self.port),
-               "--n_ctx", str(self.n_ctx)]
+               "--n_ctx", str(self.n_ctx),
+               # a judge reads no prompt logits; llama-cpp-python keeps n_ctx x vocab floats by
+               # default (32 GiB for Gemma 3's 262k vocabulary at a 32k context)
+               "--logits_all", "False"]
         if self.threads:
             cmd += ["--n_threads", str(self.threads)]
         return cmd
@@ -99,9 +114,8 @@ class LocalJudgeServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 self._log.seek(0)
-                last = self._log.read().strip().splitlines()[-1:] or ["?"]
                 raise ServeError(f"llama-cpp-python server exited ({self.process.returncode}): "
-                                 f"{last[0]}")
+                                 f"{failure_line(self._log.read())}")
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=2):
                     return self

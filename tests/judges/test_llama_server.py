@@ -16,7 +16,7 @@ from sqlmodel import select
 from db import models
 from db.engine import session_scope
 from judges import run
-from judges.serve import LocalJudgeServer
+from judges.serve import LocalJudgeServer, ServeError, failure_line
 
 N_CTX = 8192  # SmolLM2's context: the English rubric prompt (~4.8k tokens) fits, Greek (~17k) not
 
@@ -87,3 +87,28 @@ def test_serve_prints_the_url_and_stops_on_term():
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_server_that_cannot_start_says_why_in_one_line(tmp_path):
+    not_a_model = tmp_path / "broken.gguf"
+    not_a_model.write_text("not a GGUF file")
+    server = LocalJudgeServer("smollm2", n_ctx=256, threads=1)
+    server.path = not_a_model
+    with pytest.raises(ServeError) as failure:
+        server.start()
+    message = str(failure.value)
+    assert "\n" not in message and str(not_a_model) in message and "Failed to load" in message
+
+
+def test_the_failure_line_is_the_exception_not_llama_cpps_teardown_log():
+    # shaped like the real log of a server that ran out of memory at start: llama.cpp frees its
+    # buffers (and logs it) after Python printed the traceback
+    log = ("llama_context: n_ctx = 32768\n"
+           "Traceback (most recent call last):\n"
+           '  File "llama_cpp/llama.py", line 484, in __init__\n'
+           "    self.scores = np.ndarray(\n"
+           "numpy._core._exceptions._ArrayMemoryError: Unable to allocate 32.0 GiB\n"
+           "~llama_context:        CPU compute buffer size is 514.5020 MiB\n")
+    assert failure_line(log) == "numpy._core._exceptions._ArrayMemoryError: Unable to allocate 32.0 GiB"
+    assert failure_line("only a log line\n") == "only a log line"
+    assert failure_line("") == "?"
