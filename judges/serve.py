@@ -27,6 +27,9 @@ DEFAULT_MODEL = "smollm2"
 MODELS = ("smollm2", "gemma3-270m")
 DEFAULT_N_CTX = 8192  # SmolLM2's trained context
 DEFAULT_PORT = 8765
+# the chat format where the GGUF carries no chat template (Gemma 3 270M is the base model: without
+# this the server falls back to Llama 2's [INST] format, which Gemma never saw)
+CHAT_FORMATS = {"gemma3-270m": "gemma"}
 
 
 class ServeError(RuntimeError):
@@ -101,6 +104,8 @@ class LocalJudgeServer:
                # a judge reads no prompt logits; llama-cpp-python keeps n_ctx x vocab floats by
                # default (32 GiB for Gemma 3's 262k vocabulary at a 32k context)
                "--logits_all", "False"]
+        if self.model in CHAT_FORMATS:
+            cmd += ["--chat_format", CHAT_FORMATS[self.model]]
         if self.threads:
             cmd += ["--n_threads", str(self.threads)]
         return cmd
