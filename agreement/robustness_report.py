@@ -52,18 +52,34 @@ def _bars(ax, labels: list[str], frame: pd.DataFrame, columns: list[tuple[str, s
     height = 0.8 / len(columns)
     y = np.arange(len(frame))
     for i, ((column, name), colour) in enumerate(zip(columns, _BAR_COLOURS)):
-        values = pd.to_numeric(frame[column], errors="coerce").fillna(0.0).to_numpy(float)
-        ax.barh(y - 0.4 + height * (i + 0.5), values, height, label=name, color=colour)
+        values = pd.to_numeric(frame[column], errors="coerce")
+        at = y - 0.4 + height * (i + 0.5)
+        ax.barh(at, values.fillna(0.0).to_numpy(float), height, label=name, color=colour)
+        for where, value in zip(at, values):
+            ax.text(0.005 if pd.isna(value) else value + 0.005, where, _number(value),
+                    va="center", fontsize=7)
     ax.set_yticks(y, labels, fontsize=8)
     ax.set_xlim(0, 1)
     ax.invert_yaxis()
     ax.legend(fontsize=7, loc="lower right")
 
 
+def _number(value) -> str:
+    return "–" if pd.isna(value) else f"{value:.2f}"
+
+
+def _figure(width: float, rows: int, left: float, row_height: float) -> Figure:
+    """A figure with room for `rows` bar groups and fixed margins in inches."""
+    height = 1.3 + row_height * rows
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(left=left, right=0.97, bottom=0.5 / height, top=1 - 0.4 / height,
+                        wspace=0.08)
+    return fig
+
+
 def stability_figure(table: pd.DataFrame) -> Figure:
     """Per repeat group: U@K, I@K and flip rate as bars; kappa's range over the K runs beside."""
-    fig = Figure(figsize=(12, 1.6 + 0.7 * len(table)))
-    fig.subplots_adjust(left=0.3, right=0.97, bottom=0.1, top=0.85, wspace=0.08)
+    fig = _figure(12, len(table), 0.3, 0.8)
     rates, kappas = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 2]})
     labels = [f"{_label(r, 'judge', 'strategy', 'language')} ({r['prompt_language']} prompt)\n"
               f"runs {r['runs']}, n={r['n']}" for _, r in table.iterrows()]
@@ -84,8 +100,7 @@ def stability_figure(table: pd.DataFrame) -> Figure:
 
 def language_figure(table: pd.DataFrame) -> Figure:
     """Per judge x strategy x language: CR_en, CR_x, CR_bi and CDR, McNemar's p in the label."""
-    fig = Figure(figsize=(10, 1.6 + 0.8 * len(table)))
-    fig.subplots_adjust(left=0.38, right=0.97, bottom=0.08, top=0.85)
+    fig = _figure(10, len(table), 0.38, 1.0)
     ax = fig.add_subplot()
     labels = [f"{_label(r, 'judge', 'strategy', 'language')}\nruns {r['english_run']} (en) / "
               f"{r['native_run']} ({r['language']}), n={r['n']}, McNemar p={_p(r['p_mcnemar'])}"
@@ -110,10 +125,14 @@ def code_mix_figure(table: pd.DataFrame) -> Figure:
         curve = group.groupby("cmd")[["kappa", "exact_agreement"]].mean()
         for ax, column in zip(axes, ("kappa", "exact_agreement")):
             ax.plot(curve.index, curve[column], marker="o", label=f"{judge} | {strategy} | {language}")
-    for ax, title in zip(axes, ("quadratic weighted kappa", "exact agreement with humans")):
+    lowest = pd.to_numeric(table.kappa, errors="coerce").min()
+    low = -0.1 if pd.isna(lowest) else min(-0.1, lowest - 0.05)
+    for ax, title, ylim in zip(axes, ("quadratic weighted kappa", "exact agreement with humans"),
+                               ((low, 1.02), (0, 1.02))):
         ax.set_xlabel("CMD (share of the prompt's switchable segments in English)")
         ax.set_title(title)
         ax.set_xlim(-0.05, 1.05)
+        ax.set_ylim(*ylim)
     axes[1].legend(fontsize=7)
     return fig
 
