@@ -164,7 +164,8 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     if verdicts is not None and len(verdicts):
         report.judges = analysis.align_judges(verdicts, labels, options.slices,
                                               bootstrap=options.bootstrap, seed=options.seed)
-        label_of = dict(zip(labels.generation_id, labels.label))
+        label_of = {g: label for g, label in zip(labels.generation_id, labels.label)
+                    if isinstance(label, str)}  # as judges.report: items with an accuracy label
         human_codes, codes = None, ()
         try:
             report.judge_codes = analysis.judge_code_table(verdicts, labels)
