@@ -7,7 +7,10 @@ Shared by the stages that compare with the humans (the annotation app, `judges.r
   confusion matrices, bootstrap intervals, per-code precision/recall);
 - `agreement.labels`: the label policy, the one rule for which human label counts per generation;
 - `agreement.judges`: a judge configuration (one run) against the humans: n, kappa, its interval,
-  the confusion matrix, and the one definition of an ok verdict and of failure rates.
+  the confusion matrix, and the one definition of an ok verdict and of failure rates;
+- `agreement.robustness`: how much a verdict depends on the run, the prompt language and
+  code-mixing (the stored runs grouped into the three studies' tables), and
+  `agreement.robustness_report`: their figures and report-page sections.
 """
 from agreement.statistics import (
     Confusion,

@@ -36,9 +36,12 @@ FAILURE_STATUSES = ("parse_error", "truncated", "refused")  # the study's parse 
 # run params that record what happened during a run rather than how it was configured
 _NOTE_PARAMS = ("structured_fallback",)
 
+# model and language: the generation's; repeat_group and code_mix_*: what `judges.run --repeats`
+# and `--code-mix` recorded in the run's params (None where the run is not part of such a study)
 VERDICT_COLUMNS = ["judge_run_id", "key", "judge", "strategy", "prompt_language",
                    "prompt_version", "settings", "generation_id", "status", "accuracy", "codes",
-                   "position", "model", "language", "repeat_group"]
+                   "position", "model", "language", "repeat_group", "code_mix_cmd",
+                   "code_mix_seed", "code_mix_strategy"]
 
 
 # ---------------------------------------------------------------- configurations
@@ -100,7 +103,8 @@ def config_names(runs: Sequence[m.JudgeRun]) -> dict[int, str]:
 
 def load_verdicts(url: str | None = None) -> pd.DataFrame:
     """One row per stored verdict (VERDICT_COLUMNS), `key` naming its configuration (one run),
-    `settings` its run's settings as 'k=v; ...', with the generation's model and language."""
+    `settings` its run's settings as 'k=v; ...', with the generation's model and language and
+    the run's part in a robustness study (`agreement.robustness`)."""
     with Session(get_engine(url)) as session:
         runs = list(session.execute(select(m.JudgeRun)).scalars())
         rows = session.execute(
@@ -115,12 +119,20 @@ def load_verdicts(url: str | None = None) -> pd.DataFrame:
         info = {r.id: (names[r.id], r.model, r.strategy, r.prompt_language, r.prompt_version,
                        "; ".join(f"{k}={v}" for k, v in sorted(settings_of(r).items())))
                 for r in runs}
-        groups = {r.id: ((r.params or {}).get("repeat") or {}).get("group") for r in runs}
+        studies = {r.id: _study_fields(r.params or {}) for r in runs}
     records = [(run_id, *info[run_id], generation_id, status, accuracy, _code_ids(codes), position,
-                model, language, groups[run_id])
+                model, language, *studies[run_id])
                for run_id, generation_id, status, accuracy, codes, position, model, language
                in rows]
     return pd.DataFrame.from_records(records, columns=VERDICT_COLUMNS)
+
+
+def _study_fields(params: Mapping) -> tuple:
+    """(repeat group, CMD, code-mixing seed, base strategy) of a run's params, None where unset."""
+    mix = params.get("code_mix") or {}
+    cmd = mix.get("cmd")
+    return ((params.get("repeat") or {}).get("group"), None if cmd is None else float(cmd),
+            mix.get("seed"), mix.get("base"))
 
 
 def _code_ids(codes) -> frozenset:
@@ -195,148 +207,5 @@ def judge_agreement(verdicts: pd.DataFrame, labels: Mapping[int, str], bootstrap
                           confusion(human, judge, order), statuses)
 
 
-# ---------------------------------------------------------------- robustness: K runs, prompt language
-
-
-def _agrees(verdicts: pd.DataFrame, labels: Mapping[int, str]) -> dict[int, str]:
-    """generation id -> the judge's accuracy label, for the usable verdicts of one run."""
-    pairs = usable_pairs(verdicts, labels)
-    return dict(zip(pairs.generation_id, pairs.accuracy))
-
-
-@dataclass(frozen=True)
-class Stability:
-    """One configuration judged K times (seed, and maybe temperature or order, varied): over the
-    items with a human label and an ok verdict in every run, U@K = share where at least one run
-    disagrees with the human, I@K = share where all K disagree, flip rate = share whose label
-    changes across runs; kappa per run (same label policy and kappa as `judge_agreement`)."""
-    k: int
-    n: int
-    u_at_k: float
-    i_at_k: float
-    flip_rate: float
-    kappas: tuple[float, ...]
-
-    @property
-    def kappa_spread(self) -> float:
-        finite = [k for k in self.kappas if not math.isnan(k)]
-        return max(finite) - min(finite) if finite else math.nan
-
-    def row(self) -> dict:
-        finite = [k for k in self.kappas if not math.isnan(k)]
-        return {"k": self.k, "n": self.n, "u_at_k": self.u_at_k, "i_at_k": self.i_at_k,
-                "flip_rate": self.flip_rate,
-                "kappa_min": min(finite) if finite else math.nan,
-                "kappa_max": max(finite) if finite else math.nan,
-                "kappa_spread": self.kappa_spread}
-
-
-def verdict_stability(runs: Sequence[pd.DataFrame], labels: Mapping[int, str]) -> Stability:
-    """`runs`: the verdicts (generation_id, status, accuracy) of each of the K runs."""
-    per_run = [_agrees(v.drop_duplicates("generation_id"), labels) for v in runs]
-    kappas = tuple(judge_agreement(v, labels, bootstrap=0).kappa for v in runs)
-    items = sorted(set.intersection(*(set(r) for r in per_run))) if per_run else []
-    if not items:
-        return Stability(len(runs), 0, math.nan, math.nan, math.nan, kappas)
-    wrong = [[r[g] != labels[g] for r in per_run] for g in items]
-    flips = [len({r[g] for r in per_run}) > 1 for g in items]
-    n = len(items)
-    return Stability(len(runs), n, sum(map(any, wrong)) / n, sum(map(all, wrong)) / n,
-                     sum(flips) / n, kappas)
-
-
-def code_stability(runs: Sequence[pd.DataFrame], human_codes: Mapping[int, frozenset],
-                   codes: Sequence[str]) -> pd.DataFrame:
-    """Per error code over the items with an ok verdict in every run and a human label: `flip_rate`
-    = share where the code is found in some runs, not all; U@K / I@K = share where at least one /
-    every run's presence of the code differs from the human's."""
-    per_run = []
-    for v in runs:
-        ok = v[(v.status == OK) & v.generation_id.isin(list(human_codes))]
-        per_run.append({g: frozenset(c) for g, c in zip(ok.generation_id, ok.codes)})
-    items = sorted(set.intersection(*(set(r) for r in per_run))) if per_run else []
-    rows = []
-    for code in codes:
-        found = [[code in r[g] for r in per_run] for g in items]
-        wrong = [[f != (code in human_codes[g]) for f in fs] for g, fs in zip(items, found)]
-        n = len(items)
-        def rate(xs, n=n):
-            return sum(xs) / n if n else math.nan
-        rows.append({"code": code, "n": n, "found_in_all": sum(map(all, found)),
-                     "found_in_some": sum(any(f) and not all(f) for f in found),
-                     "flip_rate": rate([any(f) and not all(f) for f in found]),
-                     "u_at_k": rate(list(map(any, wrong))), "i_at_k": rate(list(map(all, wrong)))})
-    return pd.DataFrame(rows, columns=["code", "n", "found_in_all", "found_in_some", "flip_rate",
-                                       "u_at_k", "i_at_k"])
-
-
-def stability_by_group(verdicts: pd.DataFrame, labels: Mapping[int, str]) -> pd.DataFrame:
-    """`verdict_stability` per repeat group of `load_verdicts` rows (runs made by `judges.run
-    --repeats K`), named by its first run's configuration key."""
-    rows = []
-    grouped = verdicts[verdicts.repeat_group.notna()] if len(verdicts) else verdicts
-    for group, rows_of_group in grouped.groupby("repeat_group", sort=True):
-        runs = [r for _, r in rows_of_group.groupby("judge_run_id", sort=True)]
-        rows.append({"repeat_group": group, "key": runs[0].key.iloc[0],
-                     "runs": " ".join(str(int(r.judge_run_id.iloc[0])) for r in runs),
-                     **verdict_stability(runs, labels).row()})
-    return pd.DataFrame(rows, columns=["repeat_group", "key", "runs", "k", "n", "u_at_k", "i_at_k",
-                                       "flip_rate", "kappa_min", "kappa_max", "kappa_spread"])
-
-
-def mcnemar_p(b: int, c: int) -> float:
-    """Two-sided McNemar test on the discordant pairs b (right only under one prompt) and c (only
-    under the other): exact binomial (n = b + c, p = 1/2) up to 25 pairs, else chi-square with
-    continuity correction on 1 degree of freedom."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    if n <= 25:
-        tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
-        return min(1.0, 2 * tail)
-    statistic = (abs(b - c) - 1) ** 2 / n
-    return math.erfc(math.sqrt(statistic / 2))
-
-
-@dataclass(frozen=True)
-class LanguageConsistency:
-    """The same items judged with an English prompt and with one in the comment's language, over
-    the items with a human label and an ok verdict under both: CR_en / CR_x = share where the
-    verdict agrees with the human under that prompt, CR_bi = under both, CDR = under exactly one
-    (b: English only, c: native only), p = McNemar on b and c."""
-    n: int
-    cr_en: float
-    cr_x: float
-    cr_bi: float
-    cdr: float
-    en_only: int
-    x_only: int
-    p_mcnemar: float
-
-    def row(self) -> dict:
-        return {"n": self.n, "cr_en": self.cr_en, "cr_x": self.cr_x, "cr_bi": self.cr_bi,
-                "cdr": self.cdr, "en_only": self.en_only, "x_only": self.x_only,
-                "p_mcnemar": self.p_mcnemar}
-
-
-def language_consistency(english: pd.DataFrame, native: pd.DataFrame,
-                         labels: Mapping[int, str]) -> LanguageConsistency:
-    en = _agrees(english.drop_duplicates("generation_id"), labels)
-    x = _agrees(native.drop_duplicates("generation_id"), labels)
-    items = sorted(set(en) & set(x))
-    n = len(items)
-    if not n:
-        return LanguageConsistency(0, *(math.nan,) * 4, 0, 0, math.nan)
-    right_en = [en[g] == labels[g] for g in items]
-    right_x = [x[g] == labels[g] for g in items]
-    b = sum(e and not y for e, y in zip(right_en, right_x))
-    c = sum(y and not e for e, y in zip(right_en, right_x))
-    both = sum(e and y for e, y in zip(right_en, right_x))
-    return LanguageConsistency(n, sum(right_en) / n, sum(right_x) / n, both / n, (b + c) / n,
-                               b, c, mcnemar_p(b, c))
-
-
-__all__ = ["FAILURE_STATUSES", "JudgeAgreement", "LanguageConsistency", "OK", "Stability",
-           "VERDICT_COLUMNS", "code_stability", "config_names", "judge_agreement",
-           "language_consistency", "load_verdicts", "mcnemar_p", "settings_of",
-           "stability_by_group", "status_counts", "usable_pairs", "verdict_stability"]
+__all__ = ["FAILURE_STATUSES", "JudgeAgreement", "OK", "VERDICT_COLUMNS", "config_names",
+           "judge_agreement", "load_verdicts", "settings_of", "status_counts", "usable_pairs"]

@@ -1,6 +1,7 @@
 """Judge reports: how often judges fail to answer, and how far their answers agree with humans.
 
-`python -m judges.report [--db URL] [--out DIR]` prints, per judge run (one model x target
+`python -m judges.report [--db URL] [--out DIR]` prints (and with --out writes as CSV/JSON, PNG
+figures and one report.html page: `judges.report_html`), per judge run (one model x target
 language x strategy x prompt version x order policy):
 
 - response statuses and the parse-failure and empty-response rates (the study's Figures 15-16).
@@ -13,7 +14,9 @@ language x strategy x prompt version x order policy):
   model x strategy; codes predicted or labelled fewer than 10 times are flagged (the study's *);
 - the accuracy label per prompt position, to see a position effect under shuffle/rotate;
 - per run, the settings that tell runs apart (endpoint, temperature, seed, max tokens, order,
-  context, structured output, prompt template and its hash) and its tokens and cost.
+  context, structured output, prompt template and its hash) and its tokens and cost;
+- where such runs exist, the robustness studies (`agreement.robustness`, the same tables and
+  figures metrics.align shows): stability over K runs, prompt language, code-mixed prompts.
 
 Each run is its own row (runs are never pooled); `key` is the configuration name that
 `metrics.align` shows for the same run. Failure counts are over the verdicts, one per generation,
@@ -40,20 +43,21 @@ from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
     OK,
     config_names,
     judge_agreement,
-    settings_of,
+    load_verdicts,
     status_counts,
 )
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
 from agreement.statistics import code_precision_recall
 from db import models
 from db.engine import add_database_argument, session_scope
-from judges.robustness import code_mix_table, language_table, stability_tables, write_code_mix_figure
+from agreement.robustness import STUDIES, study_tables
+from agreement.robustness_report import study_figures
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
 LOW_COUNT = 10  # the study marks codes predicted or labelled fewer times than this
-# the robustness studies (judges.robustness): K runs, prompt language, code-mixing
-STUDY_TABLES = ("stability", "stability_codes", "language_consistency", "code_mix")
+# the robustness studies (agreement.robustness): K runs, prompt language, code-mixing
+STUDY_TABLES = STUDIES
 RUN_COLUMNS = ["run_id", "key", "model", "strategy", "language", "prompt_language",
                "prompt_version", "order"]
 
@@ -228,22 +232,15 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
         responses = load_response_rows(session)
         verdicts = load_verdict_rows(session)
         settings = run_settings(session)
-        stored = session.exec(select(models.JudgeRun)).all()
-        params = {r.id: dict(r.params or {}) for r in stored}
-        # what must match for two runs to be the same but for the prompt language
-        twins = {r.id: "; ".join(f"{k}={v}" for k, v in sorted(settings_of(r).items()))
-                 for r in stored}
     humans = human_labels(db_url, labels)
     kappa, matrices = accuracy_agreement(verdicts, humans, n_resamples)
     codes = [c.id for c in tax.labelable()]
     accuracy = {g: h.accuracy for g, h in humans.items() if h.accuracy is not None}
-    stability, stability_codes = stability_tables(
-        verdicts, params, accuracy, {g: h.codes for g, h in humans.items()}, codes)
+    # the robustness studies: the rows and grouping metrics.align uses too
+    studies = study_tables(load_verdicts(db_url), accuracy,
+                           {g: h.codes for g, h in humans.items()}, codes)
     return {
-        "stability": stability,
-        "stability_codes": stability_codes,
-        "language_consistency": language_table(verdicts, twins, accuracy),
-        "code_mix": code_mix_table(verdicts, params, accuracy),
+        **studies,
         "label_policy": describe_policy(labels),
         "failure_rates": failure_rates(responses, verdicts),
         "kappa": kappa,
@@ -285,7 +282,7 @@ def _print_runs(console, runs: pd.DataFrame) -> None:
 
 def _print_studies(console, report: dict) -> None:
     """The robustness tables, each only where such runs exist."""
-    where = ["model", "strategy", "language"]
+    where = ["judge", "strategy", "language"]
     if not report["stability"].empty:
         _print_table(console, "Stability over K runs (U@K: some run disagrees with the human; "
                      "I@K: all K do; flip: the label changes across runs)", report["stability"],
@@ -376,14 +373,18 @@ def write_figures(report: dict, out: Path) -> list[Path]:
         written.append(_paired_bars(
             names, codes, (("precision", "precision", "#5a8f5a"), ("recall", "recall", "#5a8f5a")),
             0.3, out / "code_precision_recall.png"))
-    written += write_code_mix_figure(report["code_mix"], out)
+    for name, fig in study_figures(report).items():  # stability, language_consistency, code_mix
+        path = out / f"{name}.png"
+        fig.savefig(path, dpi=120)
+        written.append(path)
     return written
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m judges.report", description=__doc__.split("\n\n")[0])
     add_database_argument(parser)
-    parser.add_argument("--out", type=Path, help="also write CSV/JSON tables into this folder")
+    parser.add_argument("--out", type=Path, help="also write report.html with its figures (PNG) "
+                        "and every table as CSV/JSON into this folder")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (kappa CI)")
     parser.add_argument("--labels", default=DEFAULT_LABELS, metavar="POLICY",
                         help=POLICY_HELP.replace("%", "%%"))
@@ -424,8 +425,14 @@ def main(argv: list[str] | None = None) -> int:
                       "low_count"])
     _print_studies(console, report)
     if args.out:
-        for path in write_report(report, args.out) + write_figures(report, args.out):
+        from judges.report_html import write_html
+
+        data_files = write_report(report, args.out)
+        figures = write_figures(report, args.out)
+        page = write_html(report, args.out / "report.html", data_files, figures)
+        for path in data_files + figures:
             console.print(f"wrote {path}")
+        console.print(f"report: {page}")
     return 0
 
 

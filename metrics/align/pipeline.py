@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from agreement.judges import stability_by_group
+from agreement.robustness import study_tables
 from agreement.labels import DEFAULT_POLICY, describe_policy
 from metrics.align import analysis
 from metrics.align.kde import DEFAULT_GRID_SIZE
@@ -58,7 +58,9 @@ class AlignReport:
     groups: pd.DataFrame
     judges: analysis.AlignResult | None = None
     judge_codes: pd.DataFrame = field(default_factory=pd.DataFrame)
-    judge_stability: pd.DataFrame = field(default_factory=pd.DataFrame)  # judges.run --repeats
+    # the robustness studies (agreement.robustness: stability, stability_codes,
+    # language_consistency, code_mix), each empty where no such runs exist
+    judge_studies: dict[str, pd.DataFrame] = field(default_factory=dict)
     annotator_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     annotator_alpha: float = math.nan
     notes: list[str] = field(default_factory=list)
@@ -162,12 +164,19 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     if verdicts is not None and len(verdicts):
         report.judges = analysis.align_judges(verdicts, labels, options.slices,
                                               bootstrap=options.bootstrap, seed=options.seed)
-        report.judge_stability = stability_by_group(
-            verdicts, dict(zip(labels.generation_id, labels.label)))
+        label_of = {g: label for g, label in zip(labels.generation_id, labels.label)
+                    if isinstance(label, str)}  # as judges.report: items with an accuracy label
+        human_codes, codes = None, ()
         try:
             report.judge_codes = analysis.judge_code_table(verdicts, labels)
+            if "codes" in labels:  # the per-code stability, over the codes judges.report uses
+                from taxonomy import default_taxonomy
+
+                human_codes = dict(zip(labels.generation_id, labels.codes))
+                codes = [c.id for c in default_taxonomy().labelable()]
         except Exception as error:  # the taxonomy may be unavailable; accuracy still counts
             notes.append(f"judge error codes skipped: {error}")
+        report.judge_studies = study_tables(verdicts, label_of, human_codes, codes)
     if annotations is not None and annotations.annotator.nunique() > 1:
         report.annotator_pairs, report.annotator_alpha = analysis.annotator_agreement(annotations)
     if labels.empty:

@@ -11,11 +11,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agreement.robustness_report import SECTIONS, study_figures, study_sections_html
 from metrics.align import figures
 from metrics.align.pipeline import AlignReport
 from metrics.align.thresholds import save_thresholds
 
 MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
+# the robustness studies' figure sections (agreement.robustness_report), by study name
+STUDY_FIGURE_TITLES = {name: f"LLM judges: {title}" for name, (title, _, _) in SECTIONS.items()}
 
 
 def _jsonable(value: Any) -> Any:
@@ -58,8 +61,9 @@ def tables(report: AlignReport) -> dict[str, pd.DataFrame]:
         out["judges"] = _with_policy(report.judges.kappa, policy)
         out["judge_confusion"] = _with_policy(report.judges.confusion, policy)
         out["judge_codes"] = _with_policy(report.judge_codes, policy)
-        if not report.judge_stability.empty:
-            out["judge_stability"] = _with_policy(report.judge_stability, policy)
+        for name, frame in report.judge_studies.items():  # judge_stability, judge_code_mix, ...
+            if not frame.empty:
+                out[f"judge_{name}"] = _with_policy(frame, policy)
     if not report.annotator_pairs.empty:
         out["annotators"] = report.annotator_pairs
     return out
@@ -144,6 +148,8 @@ def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
         if not report.judge_codes.empty:
             items.append(("fig19_codes", figures.code_plot(report.judge_codes)))
         out["Figures 17-19: LLM judges"] = items
+    for name, fig in study_figures(report.judge_studies).items():
+        out[STUDY_FIGURE_TITLES[name]] = [(f"judge_{name}", fig)]
     return out
 
 
@@ -229,16 +235,19 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
             "precision_correct", "recall_partial"]))
         parts.append("<h3>Per error code</h3>")
         parts.append(_table_html(report.judge_codes))
-        if not report.judge_stability.empty:
-            parts.append("<h3>Stability over K runs (U@K: some run disagrees with the human; "
-                         "I@K: all K do; flip: the label changes across runs)</h3>")
-            parts.append(_table_html(report.judge_stability))
+        # the robustness studies, each with its figure and table (as judges.report shows them)
+        images = {name: paths[0].relative_to(path.parent).as_posix()
+                  for name, title in STUDY_FIGURE_TITLES.items()
+                  for paths in [figure_paths.get(title)] if paths}
+        parts.append(study_sections_html(report.judge_studies, images, level=3, prefix="judge_"))
     if not report.annotator_pairs.empty:
         parts.append(f"<h2>Annotators</h2><p>Krippendorff's alpha (ordinal): "
                      f"{report.annotator_alpha:.3f}</p>")
         parts.append(_table_html(report.annotator_pairs))
     n_keys = report.metrics.kappa.key.nunique() if len(report.metrics.kappa) else 0
     for title, paths in figure_paths.items():
+        if title in STUDY_FIGURE_TITLES.values():  # shown in the judges' section above
+            continue
         parts.append(f"<h2>{html.escape(title)}</h2>")
         if title.startswith(("Figure 5", "Figures 7-8")) and n_keys > MAX_KDE_FIGURES:
             parts.append(f"<p>The first {MAX_KDE_FIGURES} of {n_keys} configurations; every "

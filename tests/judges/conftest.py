@@ -3,7 +3,7 @@ local chat-completions server (see judge_testkit.py)."""
 from __future__ import annotations
 
 import pytest
-from judge_testkit import ChatServer
+from judge_testkit import ChatServer, labelled_answer
 
 
 @pytest.fixture(scope="session")
@@ -109,3 +109,21 @@ def fill_judge_db(db_url: str) -> None:
                         s.add(gold)
                         s.flush()
                         s.add(models.GoldLabelCode(gold_label_id=gold.id, code="LG-GR1"))
+
+
+@pytest.fixture
+def judged(judge_db, chat_server, monkeypatch):
+    """The three robustness studies' runs on `judge_db` through `judges.run` against the scripted
+    server (`labelled_answer`): runs 1-3 one repeat group (seeds 42-44), run 4 the Greek prompt
+    and run 5 its English twin (seed 7), runs 6-7 code-mixed at CMD 0 and 1 (seed 3)."""
+    from judges import run
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    chat_server.responder = labelled_answer
+    common = ["--model", "judge-test", "--strategy", "standard", "--lang", "el", "--base-url",
+              chat_server.base_url, "--db", judge_db, "--no-cache", "--quiet"]
+    assert run.main(common + ["--repeats", "3"]) == 0  # seeds 42, 43, 44
+    assert run.main(common + ["--seed", "7"]) == 0  # native (Greek) prompt
+    assert run.main(common + ["--seed", "7", "--prompt-lang", "en"]) == 0
+    assert run.main(common + ["--code-mix", "0", "1", "--code-mix-seed", "3"]) == 0
+    return judge_db, chat_server

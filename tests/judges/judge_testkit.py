@@ -9,7 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
-from judges.i18n import texts
+from judges.i18n import PROMPT_LANGUAGES, texts
 
 # ---------------------------------------------------------------- scripted chat server
 
@@ -157,3 +157,24 @@ class serving:
         self.server.httpd.shutdown()
         self.server.httpd.server_close()
         self.server.thread.join(timeout=5)
+
+
+def labelled_answer(request: dict) -> dict:
+    """English fields: every prediction correct. Greek fields: seed 7 -> every one partial;
+    seed 44 -> P1 partial, the rest correct; otherwise every one correct."""
+    from taxonomy import default_taxonomy
+
+    user = request["messages"][-1]["content"]
+    lang = next(lg for lg in PROMPT_LANGUAGES
+                if f'"{texts(lg)["output_fields"]["evaluations"]}"' in user)
+    f = texts(lang)["output_fields"]
+    ids = [f"P{i}" for i in range(1, 10) if f'"P{i}"' in user]
+    seed = request.get("seed")
+
+    def label(pid):
+        partial = lang != "en" and (seed == 7 or (seed == 44 and pid == "P1"))
+        return default_taxonomy().accuracy_text("partial" if partial else "correct", lang)[0]
+
+    entries = [{f["prediction_id"]: pid, f["errors"]: [], f["accuracy"]: label(pid)}
+               for pid in ids]
+    return reply(json.dumps({f["evaluations"]: entries}, ensure_ascii=False))

@@ -4,53 +4,17 @@ chat server: `judges.run --repeats`, `--prompt-lang en` beside the native prompt
 Human labels of the 10 Greek generations (conftest: the expert's, one gold), by target i and
 model j (P1..P5 in the prompt, fixed order): i=0: partial (gold), partial, incorrect, correct,
 partial; i=1: partial, incorrect, correct, partial, correct -> 3 correct, 5 partial, 2 incorrect.
-The server answers by the prompt's output field language and the seed (below)."""
+The server answers by the prompt's output field language and the seed (judge_testkit.
+labelled_answer; the runs: conftest's `judged`)."""
 from __future__ import annotations
 
-import json
-
 import pytest
-from judge_testkit import reply
 
 from judges import run
 from judges.codemix import code_mixed_texts
-from judges.i18n import PROMPT_LANGUAGES, texts
+from judges.i18n import texts
 from judges.report import build_report
 from judges.report import main as report_main
-
-
-def labelled_answer(request: dict) -> dict:
-    """English fields: every prediction correct. Greek fields: seed 7 -> every one partial;
-    seed 44 -> P1 partial, the rest correct; otherwise every one correct."""
-    from taxonomy import default_taxonomy
-
-    user = request["messages"][-1]["content"]
-    lang = next(lg for lg in PROMPT_LANGUAGES
-                if f'"{texts(lg)["output_fields"]["evaluations"]}"' in user)
-    f = texts(lang)["output_fields"]
-    ids = [f"P{i}" for i in range(1, 10) if f'"P{i}"' in user]
-    seed = request.get("seed")
-
-    def label(pid):
-        partial = lang != "en" and (seed == 7 or (seed == 44 and pid == "P1"))
-        return default_taxonomy().accuracy_text("partial" if partial else "correct", lang)[0]
-
-    entries = [{f["prediction_id"]: pid, f["errors"]: [], f["accuracy"]: label(pid)}
-               for pid in ids]
-    return reply(json.dumps({f["evaluations"]: entries}, ensure_ascii=False))
-
-
-@pytest.fixture
-def judged(judge_db, chat_server, tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    chat_server.responder = labelled_answer
-    common = ["--model", "judge-test", "--strategy", "standard", "--lang", "el", "--base-url",
-              chat_server.base_url, "--db", judge_db, "--no-cache", "--quiet"]
-    assert run.main(common + ["--repeats", "3"]) == 0  # seeds 42, 43, 44
-    assert run.main(common + ["--seed", "7"]) == 0  # native (Greek) prompt
-    assert run.main(common + ["--seed", "7", "--prompt-lang", "en"]) == 0
-    assert run.main(common + ["--code-mix", "0", "1", "--code-mix-seed", "3"]) == 0
-    return judge_db, chat_server
 
 
 def test_stability_language_and_code_mix_tables(judged):
@@ -102,7 +66,7 @@ def test_metrics_align_shows_the_same_stability(judged):
 
     db_url, _ = judged
     aligned = run_alignment(db_url, AlignOptions(bootstrap=0, slices=("all",)))
-    (row,) = aligned.judge_stability.to_dict("records")
+    (row,) = aligned.judge_studies["stability"].to_dict("records")
     assert (row["k"], row["n"]) == (3, 10)
     assert (row["u_at_k"], row["i_at_k"], row["flip_rate"]) == pytest.approx((0.7, 0.5, 0.2))
     assert "judge_stability" in tables(aligned)

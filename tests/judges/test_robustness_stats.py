@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from agreement.judges import code_stability, language_consistency, mcnemar_p, verdict_stability
+from agreement.robustness import code_stability, language_consistency, mcnemar_p, verdict_stability
 
 HUMAN = {1: "correct", 2: "correct", 3: "incorrect", 4: "partial"}
 
