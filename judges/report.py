@@ -47,11 +47,11 @@ from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
     status_counts,
 )
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
+from agreement.robustness import STUDIES, study_tables
+from agreement.robustness_report import study_figures
 from agreement.statistics import code_precision_recall
 from db import models
 from db.engine import add_database_argument, session_scope
-from agreement.robustness import STUDIES, study_tables
-from agreement.robustness_report import study_figures
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")

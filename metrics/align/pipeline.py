@@ -12,8 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from agreement.robustness import study_tables
 from agreement.labels import DEFAULT_POLICY, describe_policy
+from agreement.robustness import study_tables
 from metrics.align import analysis
 from metrics.align.kde import DEFAULT_GRID_SIZE
 from metrics.align.thresholds import Thresholds
