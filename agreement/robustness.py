@@ -38,8 +38,6 @@ CODE_MIX_COLUMNS = ["judge", "strategy", "language", "cmd", "seed", "run_id", "k
 # ---------------------------------------------------------------- the statistics
 
 
-
-
 def _agrees(verdicts: pd.DataFrame, labels: Mapping[int, str]) -> dict[int, str]:
     """generation id -> the judge's accuracy label, for the usable verdicts of one run."""
     pairs = usable_pairs(verdicts, labels)
