@@ -23,8 +23,10 @@ Model load (and the ONNX export when not cached) is timed once per model and bac
 the clock. The forward passes' token counts give the FLOPs for a GPU estimate (an ESTIMATE from
 a stated peak and utilisation, not a measurement).
 
-    python bench/study_grid.py [--sample 10] [--lmscore-full-sample 2] [--torch-contexts none,full]
-        [--metrics lexical,bertscore,lmscore] [--json results.json]
+    python bench/study_grid.py [--sample 10] [--lmscore-sample 2] [--lmscore-full-sample 1]
+        [--torch-contexts none,full] [--metrics lexical,bertscore,lmscore] [--skip lmscore:full]
+        [--json results.json]
+    python bench/study_grid.py --report a.json b.json   # the tables of runs made separately
 """
 from __future__ import annotations
 
@@ -329,6 +331,40 @@ def report(results: list, loads: dict) -> None:
             grand += wall + load
             grand_cpu += cpu
     print(f"  grid (default backends): {grand / 3600:.2f} h wall, {grand_cpu / 3600:.2f} h CPU")
+    markdown(groups)
+
+
+def _hours(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+
+
+def markdown(groups: dict) -> None:
+    """One row per metric (and backend) and context, its three noise kinds together."""
+    print("\n| metric | context | items at full size | measured on | wall measured | CPU measured "
+          "| wall at full size | CPU at full size | where the time goes | GPU estimate |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (group, backend), rows in groups.items():
+        for metric, context in dict.fromkeys((r["metric"], r["context"]) for r in rows):
+            part = [r for r in rows if r["context"] == context and r["metric"] == metric]
+            items = sum(r["items"] for r in part)
+            full = sum(r["population"] for r in part)
+            wall = sum(r["wall"] for r in part)
+            cpu = sum(r["cpu"] for r in part)
+            wall_full = sum(r["wall"] * r["population"] / max(1, r["items"]) for r in part)
+            cpu_full = sum(r["cpu"] * r["population"] / max(1, r["items"]) for r in part)
+            phases = Counter()
+            for r in part:
+                phases.update(r["phases"])
+            where = ", ".join(f"{k} {100 * v / wall:.0f}%" for k, v in phases.most_common(3)
+                              if v / wall >= 0.01)
+            measured = "all (measured)" if items == full else f"{items:,} (extrapolated)"
+            gpu = "CPU only" if group == "lexical" else " to ".join(dict.fromkeys(
+                _hours(sum(x)) for x in zip(*(gpu_estimate(r) for r in part))))
+            name = metric + (f" ({backend})" if group == "bertscore" else "")
+            print(f"| {name} | {context} | {full:,} | {measured} | {wall:.0f} s | {cpu:.0f} s "
+                  f"| {_hours(wall_full)} | {_hours(cpu_full)} | {where} | {gpu} |")
 
 
 def main(argv=None) -> int:
@@ -349,8 +385,18 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", help="build the databases in this folder (default: a temp one)")
     parser.add_argument("--json", help="write every figure to this file")
+    parser.add_argument("--report", nargs="+", metavar="JSON",
+                        help="only print the tables of earlier runs' --json files, together")
     args = parser.parse_args(argv)
 
+    if args.report:
+        results, loads = [], {}
+        for path in args.report:
+            saved = json.loads(Path(path).read_text(encoding="utf-8"))
+            results += saved["results"]
+            loads.update({tuple(k.split("/")): v for k, v in saved["loads"].items()})
+        report(results, loads)
+        return 0
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     from metrics.config import load_grid
 
