@@ -367,6 +367,11 @@ def markdown(groups: dict) -> None:
                   f"| {_hours(wall_full)} | {_hours(cpu_full)} | {where} | {gpu} |")
 
 
+def save(path: str, results: list, loads: dict) -> None:
+    Path(path).write_text(json.dumps({"results": results, "loads": {
+        f"{m}/{b}": s for (m, b), s in loads.items()}}, indent=1), encoding="utf-8")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", default="metrics/grids/study.yaml")
@@ -436,14 +441,13 @@ def main(argv=None) -> int:
         population = databases["all"][1] if config.noise == "none" else databases["all"][2]
         result = run_configuration(config, url, population, phases, work, loaded)
         results.append(result)
+        if args.json:  # after every configuration: an interrupted run keeps what it measured
+            save(args.json, results, loads)
         print(f"{config.metric} ctx={config.context} noise={config.noise} "
               f"[{result['backend'] or ('lexical' if config.is_lexical else 'torch')}] on {db}: {result['items']} items in "
               f"{result['wall']:.1f} s wall, {result['cpu']:.1f} s CPU; load "
               f"{result['load_before']} -> {result['load_after']}", flush=True)
     report(results, dict(loads))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "loads": {
-            f"{m}/{b}": s for (m, b), s in loads.items()}}, indent=1), encoding="utf-8")
     return 0 if results and all(r["items"] for r in results) else 1
 
 
