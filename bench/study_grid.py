@@ -385,6 +385,10 @@ def main(argv=None) -> int:
     parser.add_argument("--metrics", default="lexical,bertscore,lmscore")
     parser.add_argument("--skip", default="",
                         help="configurations to leave out, e.g. lmscore:full,bertscore:minimal")
+    parser.add_argument("--noise", default="none,uniform,targeted",
+                        help="only these noise kinds")
+    parser.add_argument("--threads", type=int,
+                        help="torch intra-op threads (onnx follows torch); default torch's own")
     parser.add_argument("--torch-contexts", default="none,full",
                         help="BERTScore contexts also timed on the torch backend (noise none)")
     parser.add_argument("--seed", type=int, default=0)
@@ -409,13 +413,21 @@ def main(argv=None) -> int:
     configs = [c.validated() for c in load_grid(args.grid)]
     configs = [c for c in configs if (c.metric if not c.is_lexical else "lexical") in wanted]
     skip = {tuple(x.split(":")) for x in args.skip.split(",") if x}
-    configs = [c for c in configs if (c.metric, c.context) not in skip]
+    noise = set(args.noise.split(","))
+    configs = [c for c in configs if (c.metric, c.context) not in skip and c.noise in noise]
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     torch_contexts = [c for c in args.torch_contexts.split(",") if c]
     configs += [replace(c, backend="torch").validated() for c in configs
                 if c.metric == "bertscore" and c.noise == "none" and c.context in torch_contexts]
     folder = Path(args.keep or tempfile.mkdtemp(prefix="study-grid-"))
     folder.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {os.cpu_count()} CPU cores; load average {loadavg()}; "
+    import torch
+
+    print(f"machine: {os.cpu_count()} CPU cores, torch {torch.get_num_threads()} threads; "
+          f"load average {loadavg()}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     databases, corpus = build_databases(
         folder, args.targets_per_language,
