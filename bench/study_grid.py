@@ -156,7 +156,8 @@ def describe_shape(corpus) -> None:
         some = rows[:50]
         tokens = {name: statistics.median(len(t(r.content, add_special_tokens=False)["input_ids"])
                                           for r in some) for name, t in tokenizers.items()}
-        print(f"  {lang}: {len(rows)} targets; reference {statistics.median(len(r.comment) for r in rows):.0f} "
+        reference_chars = statistics.median(len(r.comment) for r in rows)
+        print(f"  {lang}: {len(rows)} targets; reference {reference_chars:.0f} "
               f"chars, prediction {statistics.median(len(p[2]) for r in rows for p in r.predictions):.0f} "
               f"chars; file {statistics.median(len(r.content) for r in rows):.0f} chars = "
               + ", ".join(f"{v:.0f} {n.split('/')[1]} tokens" for n, v in tokens.items()))
@@ -455,8 +456,9 @@ def main(argv=None) -> int:
         results.append(result)
         if args.json:  # after every configuration: an interrupted run keeps what it measured
             save(args.json, results, loads)
+        backend = result["backend"] or ("lexical" if config.is_lexical else "torch")
         print(f"{config.metric} ctx={config.context} noise={config.noise} "
-              f"[{result['backend'] or ('lexical' if config.is_lexical else 'torch')}] on {db}: {result['items']} items in "
+              f"[{backend}] on {db}: {result['items']} items in "
               f"{result['wall']:.1f} s wall, {result['cpu']:.1f} s CPU; load "
               f"{result['load_before']} -> {result['load_after']}", flush=True)
     report(results, dict(loads))
