@@ -195,6 +195,9 @@ def _dist_version(name: str) -> str:
 
 # ---------------------------------------------------------------- the metric classes
 
+# a lexical metric's own tokenize choice: config field -> (the metric it belongs to, its values)
+TOKENIZE_OPTIONS = {"bleu_tokenize": ("bleu", BLEU_TOKENIZE), "chrf_tokenize": ("chrf", CHRF_TOKENIZE)}
+
 class LexicalMetric(Metric):
     """A metric on the comment tokenizer: no model, no context variant, noise drawn from the
     dataset's own vocabulary."""
@@ -203,7 +206,7 @@ class LexicalMetric(Metric):
     libraries = ("nlcomment-eval", "sacrebleu", "rouge-score", "nltk")
     pair_function: Callable[..., PairScore]
     signature_function: Callable[[], str]
-    takes_bleu_tokenize = takes_chrf_tokenize = False
+    tokenize_option: str | None = None  # the config field of this metric's own tokenize choice
 
     def validate(self, config):
         if config.model or config.layer is not None:
@@ -213,12 +216,16 @@ class LexicalMetric(Metric):
                               "metrics only (the context would be scored as text)")
         if config.idf or config.rescale != "none":
             raise ConfigError("--idf and --rescale apply to bertscore only")
-        if config.bleu_tokenize != "comment" and not self.takes_bleu_tokenize:
-            raise ConfigError("--bleu-tokenize applies to bleu only")
-        if config.chrf_tokenize != "comment" and not self.takes_chrf_tokenize:
-            raise ConfigError("--chrf-tokenize applies to chrf only")
+        for field, (owner, _) in TOKENIZE_OPTIONS.items():
+            if getattr(config, field) != "comment" and field != self.tokenize_option:
+                raise ConfigError(f"--{field.replace('_', '-')} applies to {owner} only")
         if config.backend not in (None, "torch"):  # a grid's default may name one for all
             raise ConfigError(f"--backend applies to bertscore only, not {self.name}")
+        if self.tokenize_option:
+            value, choices = getattr(config, self.tokenize_option), TOKENIZE_OPTIONS[self.tokenize_option][1]
+            if value not in choices:
+                raise ConfigError(f"--{self.tokenize_option.replace('_', '-')} must be one of "
+                                  f"{', '.join(choices)}, not {value!r}")
         return replace(config, backend=None)
 
     def signature(self, config) -> list[str]:
@@ -241,7 +248,7 @@ class LexicalMetric(Metric):
         return lexical_noise_tokenizer(lang, lexical_vocabulary(corpus_texts(), lang))
 
     def pair_options(self, config) -> dict:
-        return {}
+        return {"tokenize": getattr(config, self.tokenize_option)} if self.tokenize_option else {}
 
     def score_batch(self, config, items, setup):
         function, options = type(self).pair_function, self.pair_options(config)
@@ -257,14 +264,7 @@ class LexicalMetric(Metric):
 class Bleu(LexicalMetric):
     name = "bleu"
     pair_function = bleu
-    takes_bleu_tokenize = True
-
-    def validate(self, config):
-        config = super().validate(config)
-        if config.bleu_tokenize not in BLEU_TOKENIZE:
-            raise ConfigError(f"--bleu-tokenize must be one of {', '.join(BLEU_TOKENIZE)}, "
-                              f"not {config.bleu_tokenize!r}")
-        return config
+    tokenize_option = "bleu_tokenize"
 
     def signature(self, config) -> list[str]:
         return [bleu_signature(config.bleu_tokenize)]
@@ -278,9 +278,6 @@ class Bleu(LexicalMetric):
 
     def run_params(self, config) -> dict:
         return {"bleu_tokenize": config.bleu_tokenize}
-
-    def pair_options(self, config) -> dict:
-        return {"tokenize": config.bleu_tokenize}
 
 
 class RougeL(LexicalMetric):
@@ -299,14 +296,7 @@ class Meteor(LexicalMetric):
 class Chrf(LexicalMetric):
     name = "chrf"
     pair_function = chrf
-    takes_chrf_tokenize = True
-
-    def validate(self, config):
-        config = super().validate(config)
-        if config.chrf_tokenize not in CHRF_TOKENIZE:
-            raise ConfigError(f"--chrf-tokenize must be one of {', '.join(CHRF_TOKENIZE)}, "
-                              f"not {config.chrf_tokenize!r}")
-        return config
+    tokenize_option = "chrf_tokenize"
 
     def signature(self, config) -> list[str]:
         return [chrf_signature(config.chrf_tokenize)]
@@ -315,6 +305,3 @@ class Chrf(LexicalMetric):
         if config.chrf_tokenize == "none":
             return "none (the text as written)"
         return super().language_tokenizer(config, lang)
-
-    def pair_options(self, config) -> dict:
-        return {"tokenize": config.chrf_tokenize}
