@@ -15,13 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import logging
-import os
 import re
-import shutil
 import time
-import uuid
 from pathlib import Path
 from typing import Optional
 
@@ -147,44 +143,26 @@ def _export(encoder, path: Path) -> None:
 def ensure_export(encoder, model_name: str, layer: int) -> Path:
     """The folder holding ``model.onnx`` for this encoder, exporting it first (once, under the
     model cache's lock) if no complete export is there."""
-    from models.cache import cache_root, exclusive_lock, make_readable
+    from models.cache import build_once
 
     key = weights_key(encoder, layer)
     final = export_folder(model_name, layer, key)
-    if _is_complete(final):
-        return final
-    root = cache_root()
-    with exclusive_lock(root / ".locks" / f"onnx-{final.name}.lock"):
-        if _is_complete(final):  # exported by another process meanwhile
-            return final
-        for stale in root.glob(f".export-{final.name}-*"):  # left by a killed export
-            shutil.rmtree(stale, ignore_errors=True)
-        scratch = root / f".export-{final.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        scratch.mkdir(parents=True)
-        try:
-            log.warning("exporting %s (layers 1..%d) to ONNX into %s (once) ...", model_name,
-                        layer, final)
-            started = time.perf_counter()
-            _export(encoder, scratch / "model.onnx")
-            seconds = time.perf_counter() - started
-            size = sum(p.stat().st_size for p in scratch.rglob("*") if p.is_file())
-            manifest = {"model": model_name, "layer": layer, "opset": ONNX_OPSET,
-                        "export_format": EXPORT_FORMAT, "key": key,
-                        "versions": {d: _version(d) for d in ("torch", "transformers", "onnx")},
-                        "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                        "export_seconds": round(seconds, 1), "bytes": size}
-            (scratch / EXPORT_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n",
-                                                   encoding="utf-8")
-            make_readable(scratch)
-            final.parent.mkdir(parents=True, exist_ok=True)
-            if final.exists():  # an incomplete folder (no manifest): drop it
-                shutil.rmtree(final, ignore_errors=True)
-            os.rename(scratch, final)  # atomic: readers see no folder or a complete one
-            log.warning("exported %s in %.1f s (%.0f MB)", model_name, seconds, size / 2**20)
-        except BaseException:
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise
-    return final
+
+    def export(scratch: Path) -> dict:
+        log.warning("exporting %s (layers 1..%d) to ONNX into %s (once) ...", model_name, layer,
+                    final)
+        started = time.perf_counter()
+        _export(encoder, scratch / "model.onnx")
+        seconds = time.perf_counter() - started
+        size = sum(p.stat().st_size for p in scratch.rglob("*") if p.is_file())
+        log.warning("exported %s in %.1f s (%.0f MB)", model_name, seconds, size / 2**20)
+        return {"model": model_name, "layer": layer, "opset": ONNX_OPSET,
+                "export_format": EXPORT_FORMAT, "key": key,
+                "versions": {d: _version(d) for d in ("torch", "transformers", "onnx")},
+                "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "export_seconds": round(seconds, 1), "bytes": size}
+
+    return build_once(final, f"onnx-{final.name}", EXPORT_MANIFEST, export, _is_complete)
 
 
 # ------------------------------------------------------------------------------- the runtime

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from models.errors import ModelUnavailableError
 from models.registry import OFFLINE_MODELS, OfflineModel, unknown_id_message
@@ -83,35 +84,56 @@ def materialise(model_id: str, *, rebuild: bool = False) -> Path:
             f"module(s) {', '.join(missing)}. Install them with:\n    {spec.install_hint()}\n"
             f"then run `python -m models prepare {model_id}`.")
     final = cache_folder(model_id)
-    if not rebuild and is_current_build(final, spec):
+
+    def build(scratch: Path) -> dict:
+        log(f"building {model_id} from {spec.source} into {final} (once) ...")
+        started = time.perf_counter()
+        facts = spec.build(scratch)
+        seconds = time.perf_counter() - started
+        log(f"built {model_id} in {seconds:.1f} s")
+        return {"model_id": model_id, "kind": spec.kind, "build_format": spec.build_version,
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "build_seconds": round(seconds, 1), **facts}
+
+    return build_once(final, _safe_name(model_id), BUILD_MANIFEST, build,
+                      is_complete=lambda folder: not rebuild and is_current_build(folder, spec))
+
+
+def build_once(final: Path, name: str, manifest_name: str, build: Callable[[Path], dict],
+               is_complete: Callable[[Path], bool]) -> Path:
+    """`final`, built first unless `is_complete(final)`: once across processes (under the lock
+    `.locks/<name>.lock`), into a scratch folder whose manifest (build's dict) is written last,
+    then renamed into place (atomic: readers see no folder or a complete one). An outdated or
+    incomplete `final` is replaced; scratch folders of this name left by a killed build are
+    removed. The offline model builds and the ONNX exports both come this way."""
+    if is_complete(final):
         return final
     root = cache_root()
-    with exclusive_lock(root / ".locks" / f"{_safe_name(model_id)}.lock"):
-        if not rebuild and is_current_build(final, spec):  # built by another process meanwhile
+    with exclusive_lock(root / ".locks" / f"{name}.lock"):
+        if is_complete(final):  # built by another process meanwhile
             return final
-        for stale in root.glob(f".build-{_safe_name(model_id)}-*"):  # left by a killed build
+        for stale in _scratch_folders(root, name):  # left by a killed build
             shutil.rmtree(stale, ignore_errors=True)
-        scratch = root / f".build-{_safe_name(model_id)}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        scratch = root / f".build-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         scratch.mkdir(parents=True)
         try:
-            log(f"building {model_id} from {spec.source} into {final} (once) ...")
-            started = time.perf_counter()
-            facts = spec.build(scratch)
-            seconds = time.perf_counter() - started
-            manifest = {"model_id": model_id, "kind": spec.kind, "build_format": spec.build_version,
-                        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                        "build_seconds": round(seconds, 1), **facts}
-            (scratch / BUILD_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n",
-                                                  encoding="utf-8")
+            manifest = build(scratch)
+            (scratch / manifest_name).write_text(json.dumps(manifest, indent=2) + "\n",
+                                                 encoding="utf-8")
             make_readable(scratch)
             final.parent.mkdir(parents=True, exist_ok=True)
-            if final.exists():  # an outdated or foreign folder: move it aside, then drop it
-                old = root / f".build-{_safe_name(model_id)}-old-{uuid.uuid4().hex[:8]}"
+            if final.exists():  # an outdated or incomplete folder: move it aside, then drop it
+                old = root / f".build-{name}-old-{uuid.uuid4().hex[:8]}"
                 os.rename(final, old)
                 shutil.rmtree(old, ignore_errors=True)
-            os.rename(scratch, final)  # atomic: readers see no folder or a complete one
-            log(f"built {model_id} in {seconds:.1f} s")
+            os.rename(scratch, final)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
     return final
+
+
+def _scratch_folders(root: Path, name: str) -> list[Path]:
+    """This name's scratch folders only: `.build-org--m-*` must not match `org--m-large`'s."""
+    pattern = re.compile(rf"\.build-{re.escape(name)}-(\d+|old)-[0-9a-f]{{8}}")
+    return [path for path in root.glob(f".build-{name}-*") if pattern.fullmatch(path.name)]

@@ -371,3 +371,15 @@ def test_seq2seq_loader_takes_a_local_folder(tmp_path):
     with torch.inference_mode():
         out = model(**batch, labels=batch["input_ids"])
     assert out.logits.shape == (1, 5, len(words)) and torch.isfinite(out.loss)
+
+
+def test_a_build_removes_its_own_leftovers_only(toy_registry):
+    from models.cache import _safe_name
+
+    name = _safe_name(TOY_ID)
+    killed = toy_registry / f".build-{name}-4242-0123abcd"  # this id's build, killed midway
+    in_flight = toy_registry / f".build-{name}-large-4242-0123abcd"  # another id's live build
+    for folder in (killed, in_flight):
+        folder.mkdir(parents=True)
+    assert materialise(TOY_ID) == toy_registry / TOY_ID
+    assert not killed.exists() and in_flight.is_dir()
