@@ -123,49 +123,45 @@ class RecordWriter(ResultWriters):
             self._files[key] = row
         return self._files[key]
 
+    def _stored_id(self, cache: dict, key, column, filters: dict, missing: Reject) -> int:
+        """The id of a row an earlier record wrote (looked up once, then cached), or `missing`
+        raised when there is none."""
+        if key not in cache:
+            found = self.session.execute(select(column).filter_by(**filters)).scalars().first()
+            if found is None:
+                raise missing
+            cache[key] = found
+        return cache[key]
+
     def target_id(self, rec: dict) -> int:
         if rec.get("item") is not None:
-            key = ("item", self.dataset_id(rec["dataset"], create=False), rec["item"])
-            if key not in self._targets:
-                found = self.session.execute(select(m.Target.id).filter_by(
-                    dataset_id=key[1], external_id=key[2])).scalars().first()
-                if found is None:
-                    raise Reject(f"no item {rec['item']!r} in dataset {rec['dataset']!r} (its "
-                                 f"'target' record must come first)", "item")
-                self._targets[key] = found
-            return self._targets[key]
+            dataset_id = self.dataset_id(rec["dataset"], create=False)
+            return self._stored_id(
+                self._targets, ("item", dataset_id, rec["item"]), m.Target.id,
+                {"dataset_id": dataset_id, "external_id": rec["item"]},
+                Reject(f"no item {rec['item']!r} in dataset {rec['dataset']!r} (its "
+                       f"'target' record must come first)", "item"))
         source = self.source_file(rec)
         start, end = rec["span"]
-        key = (source.id, start, end)
-        if key not in self._targets:
-            found = self.session.execute(select(m.Target.id).filter_by(
-                source_file_id=source.id, span_start=start, span_end=end)).scalars().first()
-            if found is None:
-                raise Reject(f"no target at span [{start}, {end}] in {rec['repo']}/"
-                              f"{rec['path']} (a 'target' record must come first)", "span")
-            self._targets[key] = found
-        return self._targets[key]
+        return self._stored_id(
+            self._targets, (source.id, start, end), m.Target.id,
+            {"source_file_id": source.id, "span_start": start, "span_end": end},
+            Reject(f"no target at span [{start}, {end}] in {rec['repo']}/{rec['path']} (a "
+                   f"'target' record must come first)", "span"))
 
     def generation_id(self, rec: dict) -> int:
-        key = (self.target_id(rec), rec["model"])
-        if key not in self._generations:
-            found = self.session.execute(select(m.Generation.id).filter_by(
-                target_id=key[0], model=key[1])).scalars().first()
-            if found is None:
-                raise Reject(f"no generation of model {rec['model']!r} for that target "
-                              f"(a 'generation' record must come first)", "model")
-            self._generations[key] = found
-        return self._generations[key]
+        target_id = self.target_id(rec)
+        return self._stored_id(
+            self._generations, (target_id, rec["model"]), m.Generation.id,
+            {"target_id": target_id, "model": rec["model"]},
+            Reject(f"no generation of model {rec['model']!r} for that target (a 'generation' "
+                   f"record must come first)", "model"))
 
     def annotator_id(self, username: str, field_name: str) -> int:
-        if username not in self._annotators:
-            found = self.session.execute(select(m.Annotator.id).where(
-                m.Annotator.username == username)).scalars().first()
-            if found is None:
-                raise Reject(f"annotator {username!r} is unknown (an 'annotator' record must "
-                              f"come first)", field_name)
-            self._annotators[username] = found
-        return self._annotators[username]
+        return self._stored_id(
+            self._annotators, username, m.Annotator.id, {"username": username},
+            Reject(f"annotator {username!r} is unknown (an 'annotator' record must come "
+                   f"first)", field_name))
 
     def ensure_annotator(self, username: str, role: str = "expert") -> int:
         """The labels' annotator of a release or pairs import: created with `role` if new,
