@@ -184,13 +184,8 @@ class BulkWriter:
                             **values})
                 continue
             ids[key] = stored["id"]
-            changed = {f: v for f, v in values.items()
-                       if f not in ("content",) and stored.get(f) != v}
-            if changed:
-                row = self.session.get(m.SourceFile, stored["id"])
-                for name, value in changed.items():
-                    setattr(row, name, value)
-            self.stats.add("file", "updated" if changed else "unchanged")
+            self._apply_changes(m.SourceFile, "file", stored["id"], {
+                f: v for f, v in values.items() if f not in ("content",) and stored.get(f) != v})
         self._insert(m.SourceFile.__table__, new)
         self.stats.add("file", "created", len(new))
         for dataset_id in {self._datasets[k[0]] for k in self.files}:
@@ -238,12 +233,8 @@ class BulkWriter:
                             **owner, **fields})
                 continue
             ids[key] = row.id
-            changed = {f: v for f, v in fields.items() if getattr(row, f) != v}
-            if changed:
-                target = self.session.get(m.Target, row.id)
-                for name, value in changed.items():
-                    setattr(target, name, value)
-            self.stats.add("target", "updated" if changed else "unchanged")
+            self._apply_changes(m.Target, "target", row.id,
+                                {f: v for f, v in fields.items() if getattr(row, f) != v})
         self._insert(m.Target.__table__, [{"natural_language": None, "context": None, **row}
                                           for row in new])
         self.stats.add("target", "created", len(new))
@@ -251,6 +242,14 @@ class BulkWriter:
             for key, row in self._stored_targets(file_ids).items():
                 ids.setdefault(key, row.id)
         return ids
+
+    def _apply_changes(self, model, kind: str, row_id: int, changed: dict) -> None:
+        """Write the fields that differ to a stored row; counted as updated or unchanged."""
+        if changed:
+            row = self.session.get(model, row_id)
+            for name, value in changed.items():
+                setattr(row, name, value)
+        self.stats.add(kind, "updated" if changed else "unchanged")
 
     def _write_generations(self, target_ids: dict, now) -> dict[tuple, int]:
         wanted = {target_ids[k[:-1]] for k in self.generations}
@@ -265,12 +264,8 @@ class BulkWriter:
                             "params": {}, "created_at": now, **values})
                 continue
             ids[key] = row.id
-            changed = {f: v for f, v in values.items() if getattr(row, f) != v}
-            if changed:
-                generation = self.session.get(m.Generation, row.id)
-                for name, value in changed.items():
-                    setattr(generation, name, value)
-            self.stats.add("generation", "updated" if changed else "unchanged")
+            self._apply_changes(m.Generation, "generation", row.id,
+                                {f: v for f, v in values.items() if getattr(row, f) != v})
         self._insert(m.Generation.__table__, new)
         self.stats.add("generation", "created", len(new))
         if new:
