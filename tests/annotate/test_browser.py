@@ -9,6 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
+from browser_kit import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    first_label,
+    signed_in_page,
+    submit_sign_in,
+    wait_for,
+)
 from sqlalchemy import select
 from sqlmodel import Session
 
@@ -16,36 +24,12 @@ from annotate import service
 from db import get_engine
 from db import models as m
 
-PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
-
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture
 def server(app_db, launch_app):
     return launch_app(app_db).url
-
-
-def _wait_for(predicate, timeout=20.0, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _label(db_url, username):
-    with Session(get_engine(db_url)) as session:
-        aid = session.exec(select(m.Annotator.id).where(
-            m.Annotator.username == username)).scalar_one()
-        gid = service.queue_for(session, aid)[0].generation_id
-        return service.own_label(session, gid, aid)
 
 
 def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
@@ -58,22 +42,13 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.goto(server)
-            page.get_by_role("textbox", name="Username").fill("bas")
-            page.get_by_role("textbox", name="Password").fill(PASSWORD)
-            page.get_by_role("button", name="Sign in").click()
-            expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
-            expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
-            time.sleep(1.5)  # the shortcuts are bound once the page has finished rendering
-
-            page.mouse.click(720, 890)  # focus the page (not a field): keys go to the app
+            page = signed_in_page(browser, server)
             page.keyboard.press("2")  # shortcut: partially correct
-            assert _wait_for(lambda: _label(app_db, "bas").accuracy == "partial",
+            assert wait_for(lambda: first_label(app_db, "bas").accuracy == "partial",
                              what="keyboard label stored")
             page.get_by_text("LG-GR1", exact=False).first.click()  # mouse: a code
-            label = _wait_for(lambda: (lambda l: l if l.codes == ("LG-GR1",) else None)(
-                _label(app_db, "bas")), what="mouse code stored")
+            label = wait_for(lambda: (lambda l: l if l.codes == ("LG-GR1",) else None)(
+                first_label(app_db, "bas")), what="mouse code stored")
             assert label.status == "done" and label.history == 2
             page.screenshot(path=str(shots / "item_view.png"))
 
@@ -84,7 +59,7 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
             box = page.locator('[data-testid="stCheckbox"]', has_text="LG-GR1").locator("input")
             expect(box).to_be_checked()
             page.screenshot(path=str(shots / "after_reload.png"))
-            assert _label(app_db, "bas").accuracy == "partial"
+            assert first_label(app_db, "bas").accuracy == "partial"
         finally:
             browser.close()
 
@@ -138,10 +113,7 @@ def test_adjudicate_shows_notes_as_plain_text_no_image_no_link(server, app_db, b
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.goto(server)
-            page.get_by_role("textbox", name="Username").fill("lead")
-            page.get_by_role("textbox", name="Password").fill(PASSWORD)
-            page.get_by_role("button", name="Sign in").click()
+            submit_sign_in(page, server, "lead")
             expect(page.get_by_text("Sign out")).to_be_attached(timeout=30000)
             page.goto(f"{server}/adjudicate")
             expect(page.get_by_text("1 items with disagreement")).to_be_visible(timeout=30000)
@@ -156,13 +128,6 @@ def test_adjudicate_shows_notes_as_plain_text_no_image_no_link(server, app_db, b
             browser.close()
 
 
-def _sign_in(page, url: str, username: str) -> None:
-    page.goto(url)
-    page.get_by_role("textbox", name="Username").fill(username)
-    page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-
-
 def test_a_restart_keeps_people_signed_in_and_sign_out_revokes_a_copied_cookie(app_db,
                                                                                  launch_app):
     """Sign in, restart the server on the same port (stopped with TERM): the tab is still
@@ -175,9 +140,9 @@ def test_a_restart_keeps_people_signed_in_and_sign_out_revokes_a_copied_cookie(a
         try:
             context = browser.new_context(viewport={"width": 1440, "height": 900})
             page = context.new_page()
-            _sign_in(page, app.url, "bas")
+            submit_sign_in(page, app.url, "bas")
             expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
-            copied = _wait_for(lambda: [c for c in context.cookies()
+            copied = wait_for(lambda: [c for c in context.cookies()
                                         if c["name"] == "nlce_session" and c["value"]],
                                what="session cookie")
 

@@ -8,33 +8,13 @@ import time
 from collections import Counter
 
 import pytest
-from sqlalchemy import select
+from browser_kit import PASSWORD, first_label, wait_for
 from sqlmodel import Session
 
 from annotate import i18n, service
 from db import get_engine
-from db import models as m
 
-PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
 pytestmark = pytest.mark.browser
-
-
-def _wait_for(predicate, timeout=20.0, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _first_label(db_url, username):
-    with Session(get_engine(db_url)) as session:
-        aid = session.exec(select(m.Annotator.id).where(
-            m.Annotator.username == username)).scalar_one()
-        gid = service.queue_for(session, aid)[0].generation_id
-        return service.own_label(session, gid, aid)
 
 
 def _sign_in(page, url, username, sign_in_lang="en", lang="en"):
@@ -94,32 +74,32 @@ def test_a_whole_item_by_keyboard_codes_included(app_db, launch_app, chromium):
     _sign_in(page, server, "bas")
     page.mouse.click(720, 890)  # focus the page, not a field
     page.get_by_text("LG-GR3", exact=False).first.click()  # the mouse on a checkbox ...
-    _wait_for(lambda: _first_label(app_db, "bas").codes == ("LG-GR3",), what="mouse code")
+    wait_for(lambda: first_label(app_db, "bas").codes == ("LG-GR3",), what="mouse code")
     _settled(page)
     page.keyboard.press("3")  # ... leaves the keys working
-    _wait_for(lambda: _first_label(app_db, "bas").accuracy == "incorrect", what="key 3")
+    wait_for(lambda: first_label(app_db, "bas").accuracy == "incorrect", what="key 3")
     _settled(page)
     page.keyboard.press("c")  # the code picker: type to filter, Enter toggles
     page.keyboard.type("GR1")
     page.keyboard.press("Enter")
-    _wait_for(lambda: _first_label(app_db, "bas").codes == ("LG-GR1", "LG-GR3"), what="GR1")
+    wait_for(lambda: first_label(app_db, "bas").codes == ("LG-GR1", "LG-GR3"), what="GR1")
     _settled(page)
     page.keyboard.type("LG-GR3")
     page.keyboard.press("Enter")  # a chosen code picked again is removed
-    _wait_for(lambda: _first_label(app_db, "bas").codes == ("LG-GR1",), what="GR3 removed")
+    wait_for(lambda: first_label(app_db, "bas").codes == ("LG-GR1",), what="GR3 removed")
     _settled(page)
     page.keyboard.press("Escape")
     page.keyboard.press("m")  # the note: saved while typing (a pause is enough) ...
     page.keyboard.type("plural")
-    _wait_for(lambda: _first_label(app_db, "bas").note == "plural", what="note while typing")
+    wait_for(lambda: first_label(app_db, "bas").note == "plural", what="note while typing")
     _settled(page)
     page.keyboard.type(" wrong")  # ... typing goes on where it was
-    _wait_for(lambda: _first_label(app_db, "bas").note == "plural wrong", what="note")
+    wait_for(lambda: first_label(app_db, "bas").note == "plural wrong", what="note")
     page.keyboard.press("Escape")  # ... and Esc gives the keys back
     _settled(page)
     page.keyboard.press("s")
     expect(page.get_by_text("Item 2 of 6")).to_be_visible(timeout=20000)
-    label = _first_label(app_db, "bas")
+    label = first_label(app_db, "bas")
     assert (label.accuracy, label.codes, label.note, label.status) == (
         "incorrect", ("LG-GR1",), "plural wrong", "done")
 

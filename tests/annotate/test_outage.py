@@ -8,13 +8,12 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from browser_kit import CHROMIUM, CHROMIUM_FLAGS, first_label, signed_in_page, wait_for
 from sqlalchemy import select
 from sqlmodel import Session
-from test_browser import CHROMIUM, CHROMIUM_FLAGS, PASSWORD, _wait_for
 
 from annotate import service
 from annotate.outage import KEPT_MESSAGE
@@ -28,28 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def _stored(db_url: str, username: str):
     """bas's label of the first item in his queue (None while the database is out)."""
     try:
-        with Session(get_engine(db_url)) as session:
-            aid = session.exec(select(m.Annotator.id).where(
-                m.Annotator.username == username)).scalar_one()
-            gid = service.queue_for(session, aid)[0].generation_id
-            return service.own_label(session, gid, aid)
+        return first_label(db_url, username)
     except Exception:  # noqa: BLE001 - polled while the server is down
         return None
-
-
-def _signed_in_page(browser, url: str):
-    from playwright.sync_api import expect
-
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(url)
-    page.get_by_role("textbox", name="Username").fill("bas")
-    page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
-    expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
-    time.sleep(1.5)  # the shortcuts are bound once the page has finished rendering
-    page.mouse.click(720, 890)  # focus the page (not a field): keys go to the app
-    return page
 
 
 def _assert_one_line_no_traceback(page) -> None:
@@ -80,12 +60,12 @@ def test_postgres_stopped_while_saving_keeps_the_label_and_stores_it_later(
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
-            page = _signed_in_page(browser, app.url)
+            page = signed_in_page(browser, app.url)
             own_postgres.stop()
             page.keyboard.press("3")  # incorrect, while the server is down
             _assert_one_line_no_traceback(page)
             own_postgres.restart()
-            label = _wait_for(lambda: (lambda l: l if l and l.accuracy == "incorrect" else None)(
+            label = wait_for(lambda: (lambda l: l if l and l.accuracy == "incorrect" else None)(
                 _stored(url, "bas")), timeout=60, what="kept label stored after the restart")
             assert label.history == 1
             expect(page.get_by_text(KEPT_MESSAGE)).to_be_hidden(timeout=30000)
@@ -104,7 +84,7 @@ def test_sqlite_locked_by_an_import_keeps_the_label_and_stores_it_after(app_db, 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
-            page = _signed_in_page(browser, app.url)
+            page = signed_in_page(browser, app.url)
             writer = sqlite3.connect(path, isolation_level=None)
             writer.execute("BEGIN IMMEDIATE")  # the write lock a running import holds
             try:
@@ -114,7 +94,7 @@ def test_sqlite_locked_by_an_import_keeps_the_label_and_stores_it_after(app_db, 
             finally:
                 writer.execute("ROLLBACK")
                 writer.close()
-            label = _wait_for(lambda: (lambda l: l if l and l.accuracy == "correct" else None)(
+            label = wait_for(lambda: (lambda l: l if l and l.accuracy == "correct" else None)(
                 _stored(app_db, "bas")), timeout=60, what="kept label stored after the lock")
             assert label.history == 1
             expect(page.get_by_text(KEPT_MESSAGE)).to_be_hidden(timeout=30000)

@@ -1,0 +1,60 @@
+"""What the Chromium tests of the labelling app share (imported as `browser_kit`): the browser
+and its flags, the accounts' password, polling, signing in, and reading a stored label back."""
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from annotate import service
+from db import get_engine
+from db import models as m
+
+PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+def wait_for(predicate, timeout=20.0, what="condition"):
+    """predicate's first truthy value, polled every 0.2 s; AssertionError naming `what` after
+    `timeout` seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def first_label(db_url: str, username: str):
+    """The user's own label of the first item in their queue, as the database holds it."""
+    with Session(get_engine(db_url)) as session:
+        aid = session.exec(select(m.Annotator.id).where(
+            m.Annotator.username == username)).scalar_one()
+        gid = service.queue_for(session, aid)[0].generation_id
+        return service.own_label(session, gid, aid)
+
+
+def submit_sign_in(page, url: str, username: str) -> None:
+    """Open the app and send the English sign-in form (what follows is the test's to check)."""
+    page.goto(url)
+    page.get_by_role("textbox", name="Username").fill(username)
+    page.get_by_role("textbox", name="Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def signed_in_page(browser, url: str, username: str = "bas"):
+    """A new 1440x900 page signed in on the first of the user's 6 items, ready for keys."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    submit_sign_in(page, url, username)
+    expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+    expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
+    time.sleep(1.5)  # the shortcuts are bound once the page has finished rendering
+    page.mouse.click(720, 890)  # focus the page (not a field): keys go to the app
+    return page
