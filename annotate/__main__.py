@@ -70,7 +70,7 @@ def clear_text_warning(address: str, port: int, *, tls: bool, behind_proxy: bool
         return ""
     return (f"warning: serving on http://{address}:{port} without TLS: passwords and sign-in "
             f"cookies cross the network in clear text. Give --tls-cert/--tls-key, or put a TLS "
-            f"reverse proxy in front and pass --behind-tls-proxy (README: Deployment).")
+            f"reverse proxy in front and pass --behind-tls-proxy (docs/deployment.md).")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,7 +48,7 @@ GPU_PEAKS = {  # NVIDIA H100 SXM5 datasheet, dense (no sparsity), FLOP/s
     "float16": 989e12,  # FP16/BF16 tensor cores: BERTScore's default on a GPU
     "float32": 67e12,  # FP32 CUDA cores: lmscore runs float32 (TF32 matmul is off in torch)
 }
-GPU_UTILISATION = (0.05, 0.25)  # sustained share of peak for 33M/135M-parameter models (README)
+GPU_UTILISATION = (0.05, 0.25)  # sustained share of peak for 33M/135M-parameter models (bench/README.md)
 KERNEL_LAUNCH_S = 10e-6  # eager PyTorch, per kernel
 
 

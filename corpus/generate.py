@@ -25,7 +25,7 @@ from corpus.cutting import cut_comment, cut_is_final
 from corpus.fim import FimFamily, FimInput, build_fim_prompt
 from corpus.tokens import ApproxTokenCounter, generation_budget
 
-DEFAULT_THREADS = 1  # see the README's corpus section for the measurement
+DEFAULT_THREADS = 1  # measured in bench/README.md (corpus)
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="hf: cpu, cuda, cuda:1 ... (default: cuda if available)")
     p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                    help=f"hf on CPU: torch threads (default {DEFAULT_THREADS}: measured faster "
-                        "than 2 on a shared 2-core machine; see the README)")
+                        "than 2 on a shared 2-core machine; see bench/README.md)")
     p.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"),
                    help="openai: endpoint base URL, e.g. http://localhost:8000/v1 "
                         "(default: $OPENAI_BASE_URL)")

@@ -89,7 +89,7 @@ def _warn_if_annotators_active(url: str) -> None:
     if not active:
         return
     wait = (" On SQLite their saves wait while this import runs (the app keeps their labels "
-            "and retries); import when nobody labels, or use PostgreSQL (README: Deployment)."
+            "and retries); import when nobody labels, or use PostgreSQL (docs/deployment.md)."
             if make_url(url).get_backend_name() == "sqlite" else "")
     print(f"warning: {active} annotator(s) saved labels or signed in during the last 15 "
           f"minutes.{wait}", file=sys.stderr)
