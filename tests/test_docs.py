@@ -30,7 +30,8 @@ def anchors(document: Path) -> set[str]:
 def test_heading_anchor_follows_github():
     assert heading_anchor(" The study's metric grid at full size") == "the-studys-metric-grid-at-full-size"
     assert heading_anchor(" `metrics.align` speed") == "metricsalign-speed"
-    assert heading_anchor(" Executors: in-process, process pool, Ray") == "executors-in-process-process-pool-ray"
+    assert (heading_anchor(" Executors: in-process, process pool, Ray")
+            == "executors-in-process-process-pool-ray")
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
