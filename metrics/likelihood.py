@@ -38,11 +38,59 @@ CAUSAL_BRIDGE = "\nIn other words:\n"
 CAUSAL_FULL_HEADER = "Reference comment: {source}\n\n"
 
 
+SHARED_CACHE_TOKENS = 16384  # a shared prefix's cache copies in one batch (~46 KB a token on SmolLM2)
+
+
 @dataclass(frozen=True)
 class _Input:
     ids: tuple[int, ...]
     scored: tuple[int, ...]  # positions whose token log-probabilities are averaged
     details: dict
+
+
+def _common(a: tuple, b: tuple) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def prefix_groups(inputs: list, min_shared: int) -> tuple[list, list]:
+    """([(shared tokens, inputs)], inputs alone): inputs whose first tokens are the same, grouped
+    so that the tokens run once instead of once per input are the most (a shared prefix stops
+    before the position of an input's first scored token, whose logits must be computed).
+    In sorted order the inputs sharing a prefix are neighbours; a run of neighbours shares the
+    least of their common prefixes, and a run is kept whole or split where that least is, which
+    ever saves more (recursively)."""
+    order = sorted(inputs, key=lambda x: x.ids)
+    cap = [x.scored[0] - 1 for x in order]
+    common = [min(_common(a.ids, b.ids), cap[i], cap[i + 1])
+              for i, (a, b) in enumerate(zip(order, order[1:]))]
+
+    def best(lo: int, hi: int) -> tuple[int, list]:  # order[lo:hi], common[lo:hi-1] all >= min
+        if hi - lo < 2:
+            return 0, []
+        least = min(common[lo:hi - 1])
+        whole = (least * (hi - lo - 1), [(least, order[lo:hi])])
+        cuts = [lo] + [i + 1 for i in range(lo, hi - 1) if common[i] == least] + [hi]
+        if len(cuts) == 2 + (hi - lo - 1):  # all equal: nothing to split
+            return whole
+        saved, groups = 0, []
+        for a, b in zip(cuts, cuts[1:]):
+            part = best(a, b)
+            saved += part[0]
+            groups += part[1]
+        return max(whole, (saved, groups), key=lambda t: t[0])
+
+    groups, start = [], 0
+    for i in range(len(order)):
+        if i == len(order) - 1 or common[i] < min_shared:
+            groups += best(start, i + 1)[1]
+            start = i + 1
+    grouped = {id(x) for _, members in groups for x in members}
+    return groups, [x for x in order if id(x) not in grouped]
 
 
 class _LikelihoodScorer:
@@ -77,12 +125,14 @@ class _LikelihoodScorer:
 
     def pair_scores(self, predictions: Sequence[Segment], references: Sequence[Segment],
                     context: ContextVariant | str = ContextVariant.NONE,
-                    lang: str = "en") -> list[PairScore]:
-        """P = forward (ref -> pred), R = reverse (pred -> ref), F = (P + R) / 2."""
+                    lang: str | Sequence[str] = "en") -> list[PairScore]:
+        """P = forward (ref -> pred), R = reverse (pred -> ref), F = (P + R) / 2. ``lang``: one
+        language for all pairs, or one per pair."""
         variant = ContextVariant.parse(context)
         n = len(predictions)
         directions = list(zip(references, predictions)) + list(zip(predictions, references))
-        values = self.mean_log_likelihoods(directions, variant, lang)
+        langs = [lang] * n if isinstance(lang, str) else list(lang)
+        values = self.mean_log_likelihoods(directions, variant, langs + langs)
         out = []
         for fwd, rev in zip(values[:n], values[n:]):
             errors = [f"{w}: {v}" for w, v in (("forward", fwd), ("reverse", rev))
@@ -96,7 +146,7 @@ class _LikelihoodScorer:
         return out
 
     def mean_log_likelihoods(self, pairs: Sequence[tuple[Segment, Segment]],
-                             variant: ContextVariant, lang: str) -> list:
+                             variant: ContextVariant, lang: str | Sequence[str]) -> list:
         raise NotImplementedError
 
 
@@ -170,6 +220,15 @@ class CausalLMScorer(_LikelihoodScorer):
     """lmscore: prompted likelihood of the target comment with a causal LM."""
 
     metric = "lmscore"
+    min_shared_prefix = 16  # tokens: a shorter shared prefix is run again in every input
+
+    def __init__(self, model, tokenizer, **kwargs):
+        import inspect
+
+        super().__init__(model, tokenizer, **kwargs)
+        params = inspect.signature(model.forward).parameters
+        self._keeps_logits = "logits_to_keep" in params  # the LM head on chosen positions only
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
 
     def _input(self, src: Segment, tgt: Segment, variant: ContextVariant, lang: str) -> _Input:
         source = src.comment.strip()
@@ -199,31 +258,90 @@ class CausalLMScorer(_LikelihoodScorer):
         return _Input(ids, tuple(offset + p for p in enc.scored), details)
 
     def mean_log_likelihoods(self, pairs, variant, lang):
-        torch = self._torch
-        items, results = [], [None] * len(pairs)
-        for k, (src, tgt) in enumerate(pairs):
+        """Exact: each distinct input once; a prefix shared by several inputs (a target's
+        reference, header and file in the forward direction) run once and its key/value cache
+        reused; length-sorted batches under a token budget; the LM head only on the positions
+        that are scored."""
+        langs = [lang] * len(pairs) if isinstance(lang, str) else list(lang)
+        distinct, inputs, results = {}, {}, [None] * len(pairs)
+        for k, ((src, tgt), lg) in enumerate(zip(pairs, langs)):
             try:
-                items.append((k, self._input(src, tgt, variant, lang)))
+                x = self._input(src, tgt, variant, lg)
             except MetricInputError as exc:
                 results[k] = exc
-        with torch.inference_mode():
-            for batch in self._batches([(it, len(it[1].ids)) for it in items]):
-                chosen = [items[i] for i in batch]
-                longest = max(len(x.ids) for _, x in chosen)
-                ids = torch.full((len(chosen), longest), self.pad_id, dtype=torch.long)
-                mask = torch.zeros_like(ids)
-                for b, (_, x) in enumerate(chosen):
-                    ids[b, :len(x.ids)] = torch.tensor(x.ids)
-                    mask[b, :len(x.ids)] = 1
-                logits = self.model(input_ids=ids.to(self.device),
-                                    attention_mask=mask.to(self.device)).logits
-                for b, (k, x) in enumerate(chosen):
-                    pos = torch.tensor(x.scored)
-                    rows = torch.log_softmax(logits[b, pos - 1].float(), dim=-1).cpu()
-                    tok = torch.tensor([x.ids[p] for p in x.scored])
-                    value = float(rows[torch.arange(len(tok)), tok].mean())
-                    results[k] = (value, {"target": x.details} if x.details else {})
+                continue
+            x = distinct.setdefault((x.ids, x.scored, repr(x.details)), x)
+            inputs.setdefault(id(x), []).append(k)
+        with self._torch.inference_mode():
+            groups, alone = prefix_groups(list(distinct.values()), self.min_shared_prefix)
+            for shared, members in groups:
+                self._run_shared(shared, members, inputs, results)
+            for batch in self._batches([(x, len(x.ids)) for x in alone]):
+                self._run(self._forward([alone[i] for i in batch]), [alone[i] for i in batch],
+                          inputs, results)
         return results
+
+    def _forward(self, chosen: list, shared: int = 0, cache=None):
+        """(kept logits, first kept position): right-padded ``chosen`` after ``shared`` tokens
+        already in ``cache``; logits only from the first position any of them scores."""
+        torch = self._torch
+        longest = max(len(x.ids) for x in chosen) - shared
+        ids = torch.full((len(chosen), longest), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(chosen), shared + longest), dtype=torch.long)
+        mask[:, :shared] = 1
+        for b, x in enumerate(chosen):
+            ids[b, :len(x.ids) - shared] = torch.tensor(x.ids[shared:])
+            mask[b, shared:len(x.ids)] = 1
+        first = min(x.scored[0] for x in chosen) - 1 - shared
+        kwargs = {}
+        if self._keeps_logits:
+            kwargs["logits_to_keep"] = torch.arange(first, longest, device=self.device)
+        else:
+            first = 0
+        if cache is not None:
+            kwargs[self._cache_kw] = cache
+        out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                         use_cache=cache is not None, **kwargs)
+        return out.logits, first + shared
+
+    def _run(self, forward, chosen, inputs, results) -> None:
+        """Mean log-probability of each input's scored tokens from its kept logits."""
+        torch = self._torch
+        logits, first = forward
+        for b, x in enumerate(chosen):
+            rows = torch.tensor([p - 1 - first for p in x.scored], device=logits.device)
+            logprobs = torch.log_softmax(logits[b, rows].float(), dim=-1).cpu()
+            tok = torch.tensor([x.ids[p] for p in x.scored])
+            value = (float(logprobs[torch.arange(len(tok)), tok].mean()),
+                     {"target": x.details} if x.details else {})
+            for k in inputs[id(x)]:
+                results[k] = value
+
+    def _run_shared(self, shared: int, members: list, inputs, results) -> None:
+        """Run the first ``shared`` tokens once, then the members' rest on copies of its cache
+        (batches under the token budget, the shared tokens counted once per member)."""
+        import copy
+
+        torch = self._torch
+        prefix = torch.tensor([members[0].ids[:shared]], device=self.device)
+        out = self.model(input_ids=prefix, use_cache=True,
+                         **({"logits_to_keep": 1} if self._keeps_logits else {}))
+        cache = out.get("cache")
+        cache = out.get("past_key_values") if cache is None else cache
+        members = sorted(members, key=lambda x: len(x.ids))
+        start = 0
+        while start < len(members):
+            end = start + 1
+            while end < len(members) and (end + 1 - start) * (len(members[end].ids) - shared) \
+                    <= self.max_batch_tokens and (end + 1 - start) * len(members[end].ids) \
+                    <= SHARED_CACHE_TOKENS:
+                end += 1
+            chosen = members[start:end]
+            copied = copy.deepcopy(cache)
+            if len(chosen) > 1:
+                copied.batch_repeat_interleave(len(chosen))
+            self._run(self._forward(chosen, shared, copied), chosen, inputs, results)
+            start = end
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, device: Optional[str] = None, **kwargs):

@@ -236,19 +236,14 @@ class BertScore(NeuralMetric):
 
 
 class LikelihoodMetric(NeuralMetric):
-    """Likelihood metrics take one language per call (the minimal-context prefix)."""
+    """Likelihood metrics: each item in its own language (the minimal-context prefix), all of a
+    chunk's items in one call so that the scorer batches them together."""
 
     empty_prediction_score = None  # a log-likelihood has no floor: an empty prediction is an error
 
     def score_segments(self, config, scorer, items, predictions, references, setup):
-        out: list[Optional[PairScore]] = [None] * len(items)
-        for lang in sorted({it.lang for it in items}):
-            idx = [i for i, it in enumerate(items) if it.lang == lang]
-            scores = scorer.pair_scores([predictions[i] for i in idx],
-                                        [references[i] for i in idx], config.context, lang)
-            for i, score in zip(idx, scores):
-                out[i] = score
-        return out
+        return scorer.pair_scores(predictions, references, config.context,
+                                  [it.lang for it in items])
 
 
 class BartScore(LikelihoodMetric):
