@@ -175,7 +175,10 @@ class BertScorer:
         self._torch = torch
         # what the encoder has run on so far: texts, their tokens, tokens with batch padding
         self.work: Counter = Counter(texts=0, tokens=0, padded_tokens=0)
+        # embeddings kept between calls, least recently used first; references (a target's is
+        # matched again by every configuration over the same targets) are evicted last
         self._cache: "OrderedDict[Segment, _Embedded]" = OrderedDict()
+        self._kept: "OrderedDict[Segment, _Embedded]" = OrderedDict()
         self._cache_used = 0
         self.cache_bytes = int(cache_mb * 2**20)
 
@@ -211,19 +214,22 @@ class BertScorer:
             segment = Segment(" " + segment.text, segment.start + 1, segment.end + 1)
         return encode_segment(self.tokenizer, segment, self.max_tokens)
 
-    def embed(self, segments: Sequence[Segment], match_special: bool = True) -> list:
+    def embed(self, segments: Sequence[Segment], match_special: bool = True,
+              keep: Iterable[Segment] = ()) -> list:
         """One _Embedded (or the MetricInputError) per segment. Each distinct segment is encoded
         once per call, and kept in an LRU cache (``cache_mb``) so that later calls (other noise
-        kinds, other prediction sets against the same references) reuse it."""
+        kinds, other prediction sets against the same references) reuse it; the segments in
+        ``keep`` (the references) are evicted only when nothing else is left to evict."""
+        keep = set(keep)
         torch = self._torch
         unique: dict[Segment, object] = {}
         found: dict[Segment, object] = {}
         for seg in segments:
             if seg in unique or seg in found:
                 continue
-            if seg in self._cache:
-                self._cache.move_to_end(seg)
-                found[seg] = self._cache[seg]
+            cached = self._cached(seg, seg in keep)
+            if cached is not None:
+                found[seg] = cached
                 continue
             try:
                 unique[seg] = self._encode(seg)
@@ -255,7 +261,7 @@ class BertScorer:
                                     hidden[i, list(enc.special)].clone(),
                                     tuple(enc.input_ids[j] for j in enc.scored), enc.details)
                     found[seg] = emb
-                    self._remember(seg, emb)
+                    self._remember(seg, emb, seg in keep)
         out = []
         for seg in segments:
             emb = found[seg]
@@ -264,19 +270,29 @@ class BertScorer:
             out.append(emb)
         return out
 
-    def clear_cache(self) -> None:
-        self._cache.clear()
-        self._cache_used = 0
+    def clear_cache(self, references: bool = True) -> None:
+        """Forget the cached embeddings (``references=False``: all but the references')."""
+        for table in (self._cache, self._kept) if references else (self._cache,):
+            self._cache_used -= sum(_size(s, e) for s, e in table.items())
+            table.clear()
 
-    def _remember(self, seg: Segment, emb: "_Embedded") -> None:
-        size = (emb.vectors.numel() + emb.specials.numel()) * 4 + len(seg.text)
+    def _cached(self, seg: Segment, reference: bool) -> Optional["_Embedded"]:
+        for table in (self._kept, self._cache):
+            if seg in table:
+                emb = table.pop(seg)
+                (self._kept if reference or table is self._kept else self._cache)[seg] = emb
+                return emb
+        return None
+
+    def _remember(self, seg: Segment, emb: "_Embedded", reference: bool = False) -> None:
+        size = _size(seg, emb)
         if size > self.cache_bytes:
             return
-        self._cache[seg] = emb
+        (self._kept if reference else self._cache)[seg] = emb
         self._cache_used += size
         while self._cache_used > self.cache_bytes:
-            old_seg, old = self._cache.popitem(last=False)
-            self._cache_used -= (old.vectors.numel() + old.specials.numel()) * 4 + len(old_seg.text)
+            old_seg, old = (self._cache or self._kept).popitem(last=False)
+            self._cache_used -= _size(old_seg, old)
 
     def _forward(self, encoded: list[EncodedSegment]):
         torch = self._torch
@@ -299,7 +315,8 @@ class BertScorer:
         """P/R/F for each (prediction, reference) pair of segments."""
         if len(predictions) != len(references):
             raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
-        embedded = self.embed(list(predictions) + list(references), match_special)
+        embedded = self.embed(list(predictions) + list(references), match_special,
+                              keep=references)
         n = len(predictions)
         scores = self.match(embedded[:n], embedded[n:], idf)
         return [baseline.rescale(s) for s in scores] if baseline else scores
@@ -405,6 +422,10 @@ class BertScorer:
     def signature_parts(self) -> dict:
         return {"model": self.model_name, "layer": self.layer, "dtype": self.dtype,
                 "backend": self.backend, "tok": type(self.tokenizer).__name__}
+
+
+def _size(seg: Segment, emb: _Embedded) -> int:
+    return (emb.vectors.numel() + emb.specials.numel()) * 4 + len(seg.text)
 
 
 def corpus_baseline(scorer: BertScorer, references: Sequence[Segment], *, seed: int = 0,
