@@ -44,12 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-GPU_PEAKS = {  # NVIDIA H100 SXM5 datasheet, dense (no sparsity), FLOP/s
-    "float16": 989e12,  # FP16/BF16 tensor cores: BERTScore's default on a GPU
-    "float32": 67e12,  # FP32 CUDA cores: lmscore runs float32 (TF32 matmul is off in torch)
-}
-GPU_UTILISATION = (0.05, 0.25)  # sustained share of peak for 33M/135M-parameter models (bench/README.md)
-KERNEL_LAUNCH_S = 10e-6  # eager PyTorch, per kernel
+from bench.grid_report import report  # noqa: E402
 
 
 class Phases:
@@ -84,11 +79,15 @@ class ForwardWork:
     def __init__(self):
         self.counts: Counter = Counter()
 
-    def add(self, batch: int, length: int, real: int, per_token: float, attention: float) -> None:
+    def add(self, batch: int, length: int, real: int, per_token: float, attention: float,
+            context: int = 0, head_rows: int = 0, head: float = 0.0) -> None:
+        """``context``: positions attended (cached ones included; default ``length``);
+        ``head_rows``: rows per input through an LM head of ``head`` FLOPs a row."""
         self.counts["batches"] += 1
         self.counts["padded_tokens"] += batch * length
         self.counts["tokens"] += real
-        self.counts["flops"] += batch * length * per_token + batch * length * length * attention
+        self.counts["flops"] += (batch * length * per_token + batch * length
+                                 * (context or length) * attention + batch * head_rows * head)
 
 
 def flops_per_token(config, layers: int, lm_head: bool) -> tuple[float, float]:
@@ -102,6 +101,26 @@ def flops_per_token(config, layers: int, lm_head: bool) -> tuple[float, float]:
     linear = (2 * h * h + 2 * h * kv) + (3 if gated else 2) * h * f
     total = 2.0 * linear * layers + (2.0 * h * config.vocab_size if lm_head else 0.0)
     return total, 4.0 * h * layers
+
+
+GEMM: dict = {}
+
+
+def gemm_rate(seconds: float = 3.0) -> float:
+    """fp32 GFLOP/s of torch matrix products at the models' shapes ((2048 x 576) @ (576 x
+    1536) and (2048 x 384) @ (384 x 1536)), best of repeated runs, this process's threads."""
+    import torch
+
+    best = 0.0
+    for m, k, n in ((2048, 576, 1536), (2048, 384, 1536)):
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        torch.mm(a, b)
+        end = time.perf_counter() + seconds / 2
+        while time.perf_counter() < end:
+            started = time.perf_counter()
+            torch.mm(a, b)
+            best = max(best, 2 * m * k * n / (time.perf_counter() - started))
+    return best
 
 
 def loadavg() -> str:
@@ -185,6 +204,9 @@ def instrument(phases: Phases) -> None:
     phases.wrap(BertScorer, "_forward", "forward")
 
 
+SEEN: set = set()  # every segment BERTScore was asked to embed in this process
+
+
 def count_forward(scorer, work: ForwardWork, phases: Phases) -> None:
     """Count (and, for the LM, time) each forward of a loaded scorer."""
     from metrics.bertscore import BertScorer
@@ -196,6 +218,7 @@ def count_forward(scorer, work: ForwardWork, phases: Phases) -> None:
         forward = type(scorer)._forward
 
         def counted(self, encoded):
+            work.counts["texts"] += len(encoded)
             length = max(len(e.input_ids) for e in encoded)
             work.add(len(encoded), length, sum(len(e.input_ids) for e in encoded), per_token,
                      attention)
@@ -203,15 +226,29 @@ def count_forward(scorer, work: ForwardWork, phases: Phases) -> None:
 
         counted.counted = True
         BertScorer._forward = counted
+        embed = BertScorer.embed
+
+        def recorded(self, segments, *args, **kwargs):  # the minimum: each segment once a process
+            fresh = {s for s in segments if s not in SEEN}
+            work.counts["minimum_texts"] += len(fresh)
+            SEEN.update(fresh)
+            return embed(self, segments, *args, **kwargs)
+
+        BertScorer.embed = recorded
         return
     model = scorer.model
-    per_token, attention = flops_per_token(model.config, model.config.num_hidden_layers, True)
+    per_token, attention = flops_per_token(model.config, model.config.num_hidden_layers, False)
+    head = flops_per_token(model.config, 0, True)[0]
 
     def hook(_module, args, kwargs):
         ids = kwargs.get("input_ids", args[0] if args else None)
         mask = kwargs.get("attention_mask")
-        work.add(ids.shape[0], ids.shape[1], int(mask.sum()) if mask is not None else ids.numel(),
-                 per_token, attention)
+        length = ids.shape[1]
+        keep = kwargs.get("logits_to_keep", 0)
+        rows = keep.numel() if hasattr(keep, "numel") else (keep or length)
+        work.add(ids.shape[0], length,
+                 int(mask[:, -length:].sum()) if mask is not None else ids.numel(), per_token,
+                 attention, mask.shape[1] if mask is not None else length, rows, head)
 
     model.register_forward_pre_hook(hook, with_kwargs=True)
     phases.wrap(model, "forward", "forward")
@@ -241,12 +278,15 @@ def load_model(config, loaded: dict, phases: Phases, work: ForwardWork) -> float
 
 
 def run_configuration(config, url: str, population: int, phases: Phases, work: ForwardWork,
-                      loaded: dict) -> dict:
+                      loaded: dict, target_scale: float = 1.0) -> dict:
     from metrics.runner import score_configuration
 
     scorer = loaded.get((config.metric, config.model, config.backend), (None,))[0]
-    if hasattr(scorer, "clear_cache"):
-        scorer.clear_cache()  # cold, as at full size (see the module docstring)
+    if hasattr(scorer, "clear_cache"):  # as at full size (see the module docstring)
+        from metrics.bertscore import _size
+
+        kept = sum(_size(seg, emb) for seg, emb in scorer._kept.items())
+        scorer.clear_cache(references=kept * target_scale > scorer.cache_bytes)
     phases.seconds.clear()
     work.counts.clear()
     before = loadavg()
@@ -264,108 +304,8 @@ def run_configuration(config, url: str, population: int, phases: Phases, work: F
                 backend=backend,
                 items=summary.scored, errors=summary.errors, population=population,
                 wall=wall, cpu=cpu, load_before=before, load_after=after, phases=phases_s,
-                work=dict(work.counts), cache_mb=cache_mb, dtype=config.dtype)
-
-
-def gpu_estimate(result: dict) -> tuple[float, float]:
-    """(optimistic, pessimistic) seconds for the full population on one H100: the measured
-    non-forward time scaled up, plus the forward FLOPs over an assumed sustained throughput
-    (or the kernel-launch floor of the measured batch count, whichever is longer)."""
-    scale = result["population"] / max(1, result["items"])
-    rest = (result["wall"] - result["phases"].get("forward", 0.0)) * scale
-    dtype = "float16" if result["metric"] == "bertscore" else "float32"
-    kernels = 15 * (9 if result["metric"] == "bertscore" else 30)  # per forward, eager
-    out = []
-    for share in reversed(GPU_UTILISATION):
-        compute = result["work"].get("flops", 0) * scale / (GPU_PEAKS[dtype] * share)
-        floor = result["work"].get("batches", 0) * scale * kernels * KERNEL_LAUNCH_S
-        out.append(rest + max(compute, floor))
-    return out[0], out[1]
-
-
-def report(results: list, loads: dict) -> None:
-    head = (f"{'configuration':34s} {'items':>6s} {'wall s':>8s} {'CPU s':>8s} {'items/s':>8s} "
-            f"{'x to full':>9s} {'full wall':>10s}  load before -> after")
-    print("\n" + head)
-    for r in results:
-        scale = r["population"] / max(1, r["items"])
-        name = f"{r['metric']} ctx={r['context']} noise={r['noise']}" + (
-            f" [{r['backend']}]" if r["backend"] else "")
-        print(f"{name:34s} {r['items']:6d} {r['wall']:8.1f} {r['cpu']:8.1f} "
-              f"{r['items'] / r['wall']:8.1f} {scale:9.1f} {r['wall'] * scale:9.0f}s  "
-              f"{r['load_before']} -> {r['load_after']}")
-        share = ", ".join(f"{k} {v:.1f}s ({100 * v / r['wall']:.0f}%)"
-                          for k, v in sorted(r["phases"].items(), key=lambda kv: -kv[1]) if v >= 0.05)
-        print(f"    where: {share}")
-        if r["work"]:
-            w = r["work"]
-            print(f"    forward: {w['batches']} batches, {w['tokens']:,} tokens "
-                  f"({w['padded_tokens']:,} with padding), {w['flops'] / 1e12:.2f} TFLOP; "
-                  f"{w['tokens'] / max(r['phases'].get('forward', 0), 1e-9):.0f} tokens/s in forward")
-        if r["cache_mb"]:
-            print(f"    BERTScore cache after this configuration: {r['cache_mb']:.1f} MB "
-                  f"(x{scale:.0f} at full size = {r['cache_mb'] * scale:.0f} MB)")
-    print("\ntotals (full size: lexical measured; neural extrapolated from the sample; model "
-          "loads once per model and backend)")
-    grand = grand_cpu = 0.0
-    groups: dict = {}
-    for r in results:
-        key = (r["metric"] if r["metric"] in ("bertscore", "lmscore") else "lexical",
-               r["backend"] if r["metric"] == "bertscore" else "")
-        groups.setdefault(key, []).append(r)
-    for (group, backend), rows in groups.items():
-        wall = sum(r["wall"] * r["population"] / max(1, r["items"]) for r in rows)
-        cpu = sum(r["cpu"] * r["population"] / max(1, r["items"]) for r in rows)
-        load = sum(s for (m, b), s in loads.items() if m == group and (b == backend or not b))
-        line = f"  {group}{f' [{backend}]' if backend else ''}: {len(rows)} configurations, " \
-               f"{wall / 3600:.2f} h wall + {load:.0f} s model load; {cpu / 3600:.2f} h CPU"
-        if group != "lexical":
-            fast, slow = (sum(x) for x in zip(*(gpu_estimate(r) for r in rows)))
-            line += f"; GPU ESTIMATE {fast / 3600:.2f}-{slow / 3600:.2f} h"
-        by_context = {}
-        for r in rows:
-            by_context[r["context"]] = by_context.get(r["context"], 0.0) + \
-                r["wall"] * r["population"] / max(1, r["items"])
-        line += " (" + ", ".join(f"{c} {s / 3600:.2f} h" for c, s in by_context.items()) + ")"
-        print(line)
-        if not backend or backend == "onnx" or group != "bertscore":
-            grand += wall + load
-            grand_cpu += cpu
-    print(f"  grid (default backends): {grand / 3600:.2f} h wall, {grand_cpu / 3600:.2f} h CPU")
-    markdown(groups)
-
-
-def _hours(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
-
-
-def markdown(groups: dict) -> None:
-    """One row per metric (and backend) and context, its three noise kinds together."""
-    print("\n| metric | context | items at full size | measured on | wall measured | CPU measured "
-          "| wall at full size | CPU at full size | where the time goes | GPU estimate |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for (group, backend), rows in groups.items():
-        for metric, context in dict.fromkeys((r["metric"], r["context"]) for r in rows):
-            part = [r for r in rows if r["context"] == context and r["metric"] == metric]
-            items = sum(r["items"] for r in part)
-            full = sum(r["population"] for r in part)
-            wall = sum(r["wall"] for r in part)
-            cpu = sum(r["cpu"] for r in part)
-            wall_full = sum(r["wall"] * r["population"] / max(1, r["items"]) for r in part)
-            cpu_full = sum(r["cpu"] * r["population"] / max(1, r["items"]) for r in part)
-            phases = Counter()
-            for r in part:
-                phases.update(r["phases"])
-            where = ", ".join(f"{k} {100 * v / wall:.0f}%" for k, v in phases.most_common(3)
-                              if v / wall >= 0.01)
-            measured = "all (measured)" if items == full else f"{items:,} (extrapolated)"
-            gpu = "CPU only" if group == "lexical" else " to ".join(dict.fromkeys(
-                _hours(sum(x)) for x in zip(*(gpu_estimate(r) for r in part))))
-            name = metric + (f" ({backend})" if group == "bertscore" else "")
-            print(f"| {name} | {context} | {full:,} | {measured} | {wall:.0f} s | {cpu:.0f} s "
-                  f"| {_hours(wall_full)} | {_hours(cpu_full)} | {where} | {gpu} |")
+                work=dict(work.counts), cache_mb=cache_mb, dtype=config.dtype,
+                gemm=GEMM.get("rate"))
 
 
 def save(path: str, results: list, loads: dict) -> None:
@@ -435,6 +375,9 @@ def main(argv=None) -> int:
         {f"sample{k}": k for k in {args.sample, args.lmscore_sample, args.lmscore_full_sample}},
         args.seed)
     describe_shape(corpus)
+    GEMM["rate"] = gemm_rate()
+    print(f"fp32 GEMM rate (torch.mm at the models' shapes, {torch.get_num_threads()} threads): "
+          f"{GEMM['rate'] / 1e9:.0f} GFLOP/s; load average {loadavg()}", flush=True)
     del corpus
 
     phases, work, loaded = Phases(), ForwardWork(), {}
@@ -452,7 +395,8 @@ def main(argv=None) -> int:
                  config.backend if config.metric == "bertscore" else "")
         loads[group] += load_model(config, loaded, phases, work)
         population = databases["all"][1] if config.noise == "none" else databases["all"][2]
-        result = run_configuration(config, url, population, phases, work, loaded)
+        result = run_configuration(config, url, population, phases, work, loaded,
+                                   databases["all"][2] / targets)
         results.append(result)
         if args.json:  # after every configuration: an interrupted run keeps what it measured
             save(args.json, results, loads)
