@@ -47,6 +47,22 @@ def loadavg() -> str:
 
 # ------------------------------------------------------------------ the scorer before issue 27
 
+def baseline_batches(scorer, items: list):
+    """The scorer's batching as it was: length-sorted, at most 16 inputs and 2,048 tokens."""
+    order = sorted(range(len(items)), key=lambda i: items[i][1])
+    batch, longest = [], 0
+    for i in order:
+        length = items[i][1]
+        if batch and (len(batch) >= scorer.batch_size
+                      or max(longest, length) * (len(batch) + 1) > scorer.max_batch_tokens):
+            yield batch
+            batch, longest = [], 0
+        batch.append(i)
+        longest = max(longest, length)
+    if batch:
+        yield batch
+
+
 def baseline_log_likelihoods(scorer, pairs, variant, lang):
     """CausalLMScorer.mean_log_likelihoods as it was (commit 861848c), for one language."""
     torch = scorer._torch
@@ -57,7 +73,7 @@ def baseline_log_likelihoods(scorer, pairs, variant, lang):
         except ValueError as exc:
             results[k] = exc
     with torch.inference_mode():
-        for batch in scorer._batches([(it, len(it[1].ids)) for it in items]):
+        for batch in baseline_batches(scorer, [(it, len(it[1].ids)) for it in items]):
             chosen = [items[i] for i in batch]
             longest = max(len(x.ids) for _, x in chosen)
             ids = torch.full((len(chosen), longest), scorer.pad_id, dtype=torch.long)

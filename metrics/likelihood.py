@@ -38,6 +38,7 @@ CAUSAL_BRIDGE = "\nIn other words:\n"
 CAUSAL_FULL_HEADER = "Reference comment: {source}\n\n"
 
 
+MAX_PADDING = 0.1  # a batch's padded tokens over its real ones, at most
 SHARED_CACHE_TOKENS = 16384  # a shared prefix's cache copies in one batch (~46 KB a token on SmolLM2)
 
 
@@ -109,17 +110,21 @@ class _LikelihoodScorer:
         self.pad_id = pad if pad is not None else (tokenizer.eos_token_id or 0)
         self._torch = torch
 
-    def _batches(self, items: list):
+    def _batches(self, items: list, most: Optional[int] = None):
+        """Indices of ``items`` ((item, length) pairs) in length-sorted batches of at most
+        ``batch_size`` (or ``most``) inputs and ``max_batch_tokens`` padded tokens, closed before
+        padding would exceed ``max_padding`` of its real tokens."""
         order = sorted(range(len(items)), key=lambda i: items[i][1])
-        batch, longest = [], 0
+        batch, real = [], 0
         for i in order:
-            length = items[i][1]
-            if batch and (len(batch) >= self.batch_size
-                          or max(longest, length) * (len(batch) + 1) > self.max_batch_tokens):
+            length = items[i][1]  # sorted: the longest of the batch so far
+            if batch and (len(batch) >= min(self.batch_size, most or self.batch_size)
+                          or length * (len(batch) + 1) > self.max_batch_tokens
+                          or length * (len(batch) + 1) > (1 + MAX_PADDING) * (real + length)):
                 yield batch
-                batch, longest = [], 0
+                batch, real = [], 0
             batch.append(i)
-            longest = max(longest, length)
+            real += length
         if batch:
             yield batch
 
@@ -328,20 +333,13 @@ class CausalLMScorer(_LikelihoodScorer):
                          **({"logits_to_keep": 1} if self._keeps_logits else {}))
         cache = out.get("cache")
         cache = out.get("past_key_values") if cache is None else cache
-        members = sorted(members, key=lambda x: len(x.ids))
-        start = 0
-        while start < len(members):
-            end = start + 1
-            while end < len(members) and (end + 1 - start) * (len(members[end].ids) - shared) \
-                    <= self.max_batch_tokens and (end + 1 - start) * len(members[end].ids) \
-                    <= SHARED_CACHE_TOKENS:
-                end += 1
-            chosen = members[start:end]
+        most = max(1, SHARED_CACHE_TOKENS // shared)  # copies of the cache in one batch
+        for batch in self._batches([(x, len(x.ids) - shared) for x in members], most):
+            chosen = [members[i] for i in batch]
             copied = copy.deepcopy(cache)
             if len(chosen) > 1:
                 copied.batch_repeat_interleave(len(chosen))
             self._run(self._forward(chosen, shared, copied), chosen, inputs, results)
-            start = end
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, device: Optional[str] = None, **kwargs):
