@@ -271,8 +271,10 @@ class StudyImport:
                 "model": self.info.model, "backend": BACKEND, "strategy": self.info.strategy,
                 "prompt_language": self.info.prompt_lang,
                 "prompt_version": self.info.version, "cost_usd": None,
-                "prompt_tokens": sum(_count(u.get("prompt_tokens")) for u in usage),
-                "completion_tokens": sum(_count(u.get("completion_tokens")) for u in usage),
+                # a bad count is its instance's problem (judged), named there
+                **{k: sum(v for u in usage if isinstance(v := u.get(k), int)
+                          and not isinstance(v, bool)) for k in ("prompt_tokens",
+                                                                  "completion_tokens")},
                 "params": {"imported_from": f"{self.info.path.parent.name}/{self.info.path.name}",
                            "sha256": self.info.sha256, "target_language": ",".join(langs),
                            "code_variant": self.variant or self.tax.version, "order": "fixed",

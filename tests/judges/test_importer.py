@@ -199,3 +199,23 @@ def test_bad_files_are_one_line_naming_what_and_where(db_url, tmp_path, capsys):
     assert importer.main([str(not_json), "--model", "m", "--strategy", "cot", "--db",
                           db_url]) == 2
     assert capsys.readouterr().err.startswith(f"error: {not_json}, file: not JSON: ")
+
+
+def test_check_lists_every_problem_and_writes_nothing(db_url, tmp_path, capsys):
+    bad = instance("9_2")
+    bad["usage"] = {"prompt_tokens": "many"}
+    worse = instance("7_0")
+    worse["model_predictions"] = "three models"
+    good = study_file(tmp_path, folder="a_-nl_-nl_-cot", instances=[instance("7_0")])
+    path = study_file(tmp_path, instances=[bad, worse])
+    assert importer.main([str(good), str(path), "--check", "--db", db_url]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}, instance 0, field 'usage': a token count must be a whole number, got 'many'",
+        f"{path}, instance 1, field 'model_predictions': expected a list of {{model_name, "
+        "predicted_comment}",
+        "check: 2 problem(s); nothing was written"]
+    assert importer.main([str(good), "--check", "--db", db_url]) == 0
+    assert "check: an import would write:" in capsys.readouterr().out
+    with session_scope(db_url) as s:
+        assert s.exec(select(models.JudgeRun)).all() == []
+        assert s.exec(select(models.Dataset)).all() == []
