@@ -134,12 +134,17 @@ def _count(value) -> int:
 
 
 def _answers(instance: dict) -> list[tuple[str, str | None, object, dict]]:
-    """(cluster, answer text, the study's parse, notes) per request of one instance."""
+    """(cluster, answer text, the study's parse, notes) per request of one instance; a request
+    whose answer is missing (or no text) has None, which parses as a parse_error."""
+    def text(value):
+        return value if isinstance(value, str) else None
+
     clusters = instance.get("cluster_details")
-    if clusters:
-        return [(c.get("cluster_name") or f"cluster{i}", c.get("raw_response"),
+    if isinstance(clusters, list) and clusters:
+        clusters = [c if isinstance(c, dict) else {} for c in clusters]
+        return [(str(c.get("cluster_name") or f"cluster{i}"), text(c.get("raw_response")),
                  c.get("parsed_evaluations"), {}) for i, c in enumerate(clusters)]
-    raw, study = instance.get("raw_response"), instance.get("judge_evaluations")
+    raw, study = text(instance.get("raw_response")), instance.get("judge_evaluations")
     if raw is None and isinstance(study, str):  # the study kept the text it could not parse
         return [("", study, study, {"kind": "answer_from_judge_evaluations"})]
     if raw is None and isinstance(study, dict):  # no raw answer kept: its parse is all there is
