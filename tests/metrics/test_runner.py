@@ -25,7 +25,7 @@ def _count(url, model, **where):
 def test_config_validation_gives_clear_messages():
     with pytest.raises(ConfigError, match="unknown metric 'blue'.*bleu"):
         ScoringConfig(metric="blue").validated()
-    with pytest.raises(ConfigError, match="lexical: it takes no --model"):
+    with pytest.raises(ConfigError, match="--model applies to bertscore, bartscore, lmscore only, not bleu"):
         ScoringConfig(metric="bleu", model="x").validated()
     with pytest.raises(ConfigError, match="context variants apply to neural"):
         ScoringConfig(metric="chrf", context="full").validated()
