@@ -16,7 +16,8 @@ The path of one configuration, each step calling only the next ones, never back:
    and `metrics.store` writes each chunk's scores.
 
 The computations themselves: `metrics.tokenize`, `metrics.lexical`, `metrics.bertscore`,
-`metrics.likelihood`, `metrics.context`, `metrics.noise`. Also `metrics.align` (agreement
-with humans). Models load through the top-level `models` package. Nothing heavy is imported here
-(``python -m metrics.align`` must start fast): import the module you need.
+`metrics.likelihood`, `metrics.context`, `metrics.noise`. Agreement with the humans is its own
+stage, the top-level `align` package (``python -m metrics.align`` is an alias of
+``python -m align``). Models load through the top-level `models` package. Nothing heavy is
+imported here: import the module you need.
 """
