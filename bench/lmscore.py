@@ -104,9 +104,12 @@ def baseline_chunk(scorer, chunk, variant):
     return out
 
 
+PROMPT = {"prompt": "v1"}
+
+
 def current_chunk(scorer, chunk, variant):
     scores = scorer.pair_scores([c[1] for c in chunk], [c[2] for c in chunk], variant,
-                                [c[0] for c in chunk])
+                                [c[0] for c in chunk], **PROMPT)
     return [(s.precision, s.recall, s.f) for s in scores]
 
 
@@ -220,9 +223,13 @@ def main(argv=None) -> int:
     parser.add_argument("--noise", action="store_true", help="add a uniform-noise item per target")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default torch's)")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--prompt", default="v1", choices=("v1", "v2"),
+                        help="the current scorer's prompt (v2: full context reads the code first;"
+                             " then the d column is the difference between the definitions)")
     parser.add_argument("--llama-cpp", action="store_true", help="also time llama.cpp (Q4_1)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    PROMPT["prompt"] = args.prompt
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     import torch
 
@@ -240,7 +247,8 @@ def main(argv=None) -> int:
     corpus = study_corpus(args.targets, seed=args.seed)
     print(f"lmscore on {SMOLLM2}: {len(corpus)} targets x 5 generations"
           f"{' + 1 noise' if args.noise else ''}; torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads; {os.cpu_count()} cores; "
+          f"{torch.get_num_threads()} threads; {os.cpu_count()} cores; current prompt "
+          f"{args.prompt}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if llama:
         print(f"llama.cpp: {llama.system}")

@@ -33,7 +33,8 @@ from metrics.context import (
 )
 from metrics.core import MetricInputError, PairScore
 
-CAUSAL_PROMPT_VERSION = "v1"
+CAUSAL_PROMPT_VERSION = "v1"  # the default; "v2" reads the code first in context full
+CAUSAL_PROMPTS = ("v1", "v2")
 CAUSAL_BRIDGE = "\nIn other words:\n"
 CAUSAL_FULL_HEADER = "Reference comment: {source}\n\n"
 
@@ -130,14 +131,14 @@ class _LikelihoodScorer:
 
     def pair_scores(self, predictions: Sequence[Segment], references: Sequence[Segment],
                     context: ContextVariant | str = ContextVariant.NONE,
-                    lang: str | Sequence[str] = "en") -> list[PairScore]:
+                    lang: str | Sequence[str] = "en", **options) -> list[PairScore]:
         """P = forward (ref -> pred), R = reverse (pred -> ref), F = (P + R) / 2. ``lang``: one
-        language for all pairs, or one per pair."""
+        language for all pairs, or one per pair; ``options``: the metric's (lmscore: prompt)."""
         variant = ContextVariant.parse(context)
         n = len(predictions)
         directions = list(zip(references, predictions)) + list(zip(predictions, references))
         langs = [lang] * n if isinstance(lang, str) else list(lang)
-        values = self.mean_log_likelihoods(directions, variant, langs + langs)
+        values = self.mean_log_likelihoods(directions, variant, langs + langs, **options)
         out = []
         for fwd, rev in zip(values[:n], values[n:]):
             errors = [f"{w}: {v}" for w, v in (("forward", fwd), ("reverse", rev))
@@ -235,11 +236,14 @@ class CausalLMScorer(_LikelihoodScorer):
         self._keeps_logits = "logits_to_keep" in params  # the LM head on chosen positions only
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
 
-    def _input(self, src: Segment, tgt: Segment, variant: ContextVariant, lang: str) -> _Input:
+    def _input(self, src: Segment, tgt: Segment, variant: ContextVariant, lang: str,
+               prompt: str = CAUSAL_PROMPT_VERSION) -> _Input:
         source = src.comment.strip()
         if not source:
             raise MetricInputError("empty source comment")
         details: dict = {}
+        if variant is ContextVariant.FULL and prompt == "v2":
+            return self._code_first(source, tgt, details)
         if variant is ContextVariant.FULL:
             header = CAUSAL_FULL_HEADER.format(source=source)
             body = Segment(tgt.text[:tgt.end], tgt.start, tgt.end)
@@ -262,7 +266,31 @@ class CausalLMScorer(_LikelihoodScorer):
         details.update(enc.details)
         return _Input(ids, tuple(offset + p for p in enc.scored), details)
 
-    def mean_log_likelihoods(self, pairs, variant, lang):
+    def _code_first(self, source: str, tgt: Segment, details: dict) -> _Input:
+        """Prompt v2, context full: the file up to the comment, the source comment in its place,
+        then on the next line (same indentation) the target comment. The code is tokenised on
+        its own, so it is the same tokens in both directions and for every source: a target's
+        inputs share it (see `prefix_groups`). Too long: the code is cut on the left."""
+        tok = self.tokenizer
+        code = tgt.text[:tgt.start]
+        line = code[code.rfind("\n") + 1:]
+        indent = line if not line.strip() else ""
+        code_ids, middle, comment = (tuple(tok(t, add_special_tokens=False)["input_ids"])
+                                     for t in (code, source + "\n" + indent, tgt.comment))
+        if len(tgt.text) > tgt.end:
+            details["code_after_comment_ignored_chars"] = len(tgt.text) - tgt.end
+        specials = special_tokens(tok)
+        room = (self.max_tokens - len(specials.prefix) - len(specials.suffix) - len(middle)
+                - len(comment))
+        if room < 0:
+            raise MetricInputError(f"the two comments alone exceed {self.max_tokens} tokens")
+        if len(code_ids) > room:
+            details["context_cut_left"] = {"tokens": len(code_ids) - room}
+            code_ids = code_ids[len(code_ids) - room:]
+        ids = specials.prefix + code_ids + middle + comment
+        return _Input(ids, tuple(range(len(ids) - len(comment), len(ids))), details)
+
+    def mean_log_likelihoods(self, pairs, variant, lang, prompt: str = CAUSAL_PROMPT_VERSION):
         """Exact: each distinct input once; a prefix shared by several inputs (a target's
         reference, header and file in the forward direction) run once and its key/value cache
         reused; length-sorted batches under a token budget; the LM head only on the positions
@@ -271,7 +299,7 @@ class CausalLMScorer(_LikelihoodScorer):
         distinct, inputs, results = {}, {}, [None] * len(pairs)
         for k, ((src, tgt), lg) in enumerate(zip(pairs, langs)):
             try:
-                x = self._input(src, tgt, variant, lg)
+                x = self._input(src, tgt, variant, lg, prompt)
             except MetricInputError as exc:
                 results[k] = exc
                 continue

@@ -252,7 +252,10 @@ class LikelihoodMetric(NeuralMetric):
 
     def score_segments(self, config, scorer, items, predictions, references, setup):
         return scorer.pair_scores(predictions, references, config.context,
-                                  [it.lang for it in items])
+                                  [it.lang for it in items], **self.scorer_options(config))
+
+    def scorer_options(self, config) -> dict:
+        return {}
 
 
 class BartScore(LikelihoodMetric):
@@ -269,12 +272,18 @@ class BartScore(LikelihoodMetric):
 class LMScore(LikelihoodMetric):
     name = "lmscore"
     aliases = ("lm_score",)
-    options = (model_option("HuggingFaceTB/SmolLM2-135M-Instruct"), FLOAT32_ONLY)
+    options = (model_option("HuggingFaceTB/SmolLM2-135M-Instruct"), FLOAT32_ONLY,
+               MetricOption("prompt", "v1", ("v1", "v2"), signature="own",
+                            help="v1: the reference, then the file up to the comment (context "
+                                 "full); v2: the file first, the reference in the comment's "
+                                 "place, then the comment: a target's inputs share the file, "
+                                 "~2-3x less work in full (other scores; none/minimal: as v1)"))
 
     def options_signature(self, config) -> list[str]:
-        from metrics.likelihood import CAUSAL_PROMPT_VERSION
+        return [f"prompt:{config.lmscore_prompt}"]
 
-        return [f"prompt:{CAUSAL_PROMPT_VERSION}"]
+    def scorer_options(self, config) -> dict:
+        return {"prompt": config.lmscore_prompt}
 
     def load(self, config, **options):
         from metrics.likelihood import CausalLMScorer

@@ -34,8 +34,8 @@ def _items(context):
     return out
 
 
-def _by_hand(scorer, src, tgt, context, lang) -> float:
-    x = scorer._input(src, tgt, ContextVariant.parse(context), lang)
+def _by_hand(scorer, src, tgt, context, lang, prompt="v1") -> float:
+    x = scorer._input(src, tgt, ContextVariant.parse(context), lang, prompt)
     with torch.no_grad():
         logits = scorer.model(input_ids=torch.tensor([x.ids])).logits[0]
     logp = torch.log_softmax(logits, -1)
@@ -43,15 +43,16 @@ def _by_hand(scorer, src, tgt, context, lang) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("context", ["none", "minimal", "full"])
-def test_lmscore_equals_each_input_run_alone(smollm2_scorer, context):
+@pytest.mark.parametrize("context,prompt", [("none", "v1"), ("minimal", "v1"), ("full", "v1"),
+                                            ("full", "v2")])
+def test_lmscore_equals_each_input_run_alone(smollm2_scorer, context, prompt):
     items = _items(context)
     scores = smollm2_scorer.pair_scores([p for _, p, _ in items], [r for _, _, r in items],
-                                        context, [lang for lang, _, _ in items])
+                                        context, [lang for lang, _, _ in items], prompt=prompt)
     for (lang, pred, ref), score in zip(items, scores):
         assert score.error is None
-        forward = _by_hand(smollm2_scorer, ref, pred, context, lang)
-        reverse = _by_hand(smollm2_scorer, pred, ref, context, lang)
+        forward = _by_hand(smollm2_scorer, ref, pred, context, lang, prompt)
+        reverse = _by_hand(smollm2_scorer, pred, ref, context, lang, prompt)
         assert score.precision == pytest.approx(forward, abs=1e-5)
         assert score.recall == pytest.approx(reverse, abs=1e-5)
         assert score.f == pytest.approx((forward + reverse) / 2, abs=1e-5)
@@ -94,3 +95,22 @@ def test_prefix_groups_share_the_longest_prefixes_that_save_most():
     assert groups[0][0] == 19
     groups, rest = prefix_groups([_x([1] * 50 + [k], 10) for k in (2, 3)], min_shared=16)
     assert groups == [] and len(rest) == 2  # 9 shared tokens: not worth a cache
+
+
+@pytest.mark.slow
+def test_prompt_v2_reads_the_code_first_and_shares_it_in_both_directions(smollm2_scorer):
+    tokenizer = smollm2_scorer.tokenizer
+    lang, content, comment, _ = FILES[0]
+    items = _items("full")[:4]
+    inputs = [smollm2_scorer._input(s, t, ContextVariant.FULL, lang, "v2")
+              for _, p, r in items for s, t in ((r, p), (p, r))]
+    code = content[:content.index(comment)]
+    shared = len(tokenizer(code, add_special_tokens=False)["input_ids"])
+    assert len({x.ids[:shared] for x in inputs}) == 1  # the file up to the comment, shared
+    groups, alone = prefix_groups(inputs, smollm2_scorer.min_shared_prefix)
+    assert len(groups) == 1 and not alone and groups[0][0] >= shared  # 7 distinct inputs
+    pred, ref = items[1][1], items[1][2]  # "# Sortuje listę" after the reference in place
+    text = tokenizer.decode(smollm2_scorer._input(ref, pred, ContextVariant.FULL, lang, "v2").ids)
+    assert text.endswith(code + comment + "\n    # Sortuje listę")
+    v1 = smollm2_scorer._input(ref, pred, ContextVariant.FULL, lang, "v1")
+    assert tokenizer.decode(v1.ids).startswith("Reference comment: " + comment)
