@@ -19,7 +19,7 @@ so the CPU-time ratio (this process's CPU seconds over all its threads, busy-wai
 is printed next to the wall-time speed-up.
 
     python bench/bertscore.py [--model intfloat/multilingual-e5-small] [--layer 9] [--bf16]
-        [--study] [--repeats 3] [--backends torch,onnx]
+        [--study] [--repeats 3] [--backends torch,onnx,openvino]
 """
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--device", default=None)
-    parser.add_argument("--backends", default="torch,onnx",
+    parser.add_argument("--backends", default="torch,onnx,openvino",
                         help="this project's encoder backends to time (comma-separated)")
     parser.add_argument("--full", type=int, default=0, metavar="N_REFS",
                         help="also time torch against onnx with context full on the first N_REFS "
@@ -224,9 +224,9 @@ def main(argv=None) -> int:
                   f"{best['bert-score'] / best[name]:8.2f}x  {cpu['bert-score'] / cpu[name]:13.2f}x"
                   f"  {diff:.2e}"
                   + (f"  failed items: {bad}" if bad else ""))
-            if name in ("torch", "onnx"):
+            if name in ("torch", "onnx", "openvino"):
                 ok = ok and diff <= args.tolerance and not bad
-        print(f"  tolerance {args.tolerance:g} applies to torch and onnx (float32); encoder tokens "
+        print(f"  tolerance {args.tolerance:g} applies to torch, onnx, openvino (float32); tokens "
               f"include batch padding. Token ratio (the speed-up if both ran tokens equally "
               f"fast): {tokens['bert-score'] / tokens[list(scorers)[1]]:.2f}x; "
               f"load average now: {_load()}")
@@ -256,7 +256,7 @@ def _compare_full_context(scorers, preds, refs, langs, args) -> bool:
     """torch vs onnx on long inputs: context full, windows of up to the model's maximum."""
     from metrics.context import build_segment
 
-    backends = [n for n in ("torch", "onnx") if n in scorers]
+    backends = [n for n in ("torch", "onnx", "openvino") if n in scorers]
     n_pairs = args.full * args.preds
     segments = ([], [])
     for i in range(n_pairs):
@@ -284,8 +284,11 @@ def _compare_full_context(scorers, preds, refs, langs, args) -> bool:
               f"{best[backends[0]] / best[name]:6.2f}x")
     if len(backends) < 2:
         return True
-    diff = max(abs(a - b) for a, b in zip(f_values["torch"], f_values["onnx"]))
-    print(f"  max |F torch - F onnx| = {diff:.2e} (tolerance {args.tolerance:g})")
+    first, diff = backends[0], 0.0
+    for name in backends[1:]:
+        d = max(abs(a - b) for a, b in zip(f_values[first], f_values[name]))
+        print(f"  max |F {first} - F {name}| = {d:.2e} (tolerance {args.tolerance:g})")
+        diff = max(diff, d)
     return diff <= args.tolerance
 
 

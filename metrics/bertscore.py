@@ -196,14 +196,15 @@ class BertScorer:
         from metrics.encoders import onnx_encoder, resolve_backend
 
         backend = resolve_backend(self.device, self.dtype, backend)
-        if backend == "onnx":
+        if backend in ("onnx", "openvino"):
             name = self.model_name or type(self.encoder).__name__
             try:
-                return "onnx", onnx_encoder(self.encoder, name, self.layer)
+                return backend, onnx_encoder(self.encoder, name, self.layer, backend)
             except Exception as exc:  # any export/runtime failure: torch still scores exactly
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                _log.warning("BERTScore: the ONNX backend for %s layer %s failed (%s: %s); "
-                             "encoding with torch instead", name, self.layer,
+                _log.warning("BERTScore: the %s backend for %s layer %s failed (%s: %s); "
+                             "encoding with torch instead",
+                             {"onnx": "ONNX", "openvino": "OpenVINO"}[backend], name, self.layer,
                              type(exc).__name__, reason[:200])
         return "torch", self.encoder
 

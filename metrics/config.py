@@ -116,8 +116,10 @@ class ScoringConfig:
 
     def library_versions(self) -> dict:
         names = list(self.implementation.libraries)
-        if self.backend == "onnx":
-            names.append("onnxruntime")
+        from metrics.encoders import RUNTIMES
+
+        if self.backend in RUNTIMES:
+            names.append(RUNTIMES[self.backend])
         return {name: version(name) for name in names}
 
 

@@ -23,20 +23,26 @@ from typing import Optional
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("torch", "onnx")
+BACKENDS = ("torch", "onnx", "openvino")
+RUNTIMES = {"onnx": "onnxruntime", "openvino": "openvino"}  # backend -> its package
 ONNX_OPSET = 17
 EXPORT_FORMAT = 1  # bump when the export below changes its output: older folders are rebuilt
 EXPORT_MANIFEST = "nlce-export.json"  # written last into a finished export folder
 INSTALL_HINT = "pip install 'nlcomment-eval[onnx]' (onnx and onnxruntime)"
+INSTALL_HINTS = {"onnx": INSTALL_HINT,
+                 "openvino": "pip install 'nlcomment-eval[openvino]' (onnx and openvino)"}
 
 
 class BackendError(ValueError):
     """A backend that cannot run here (unknown name, missing package, wrong device or dtype)."""
 
 
-def onnx_available() -> bool:
+def onnx_available(runtime: str = "onnxruntime") -> bool:
+    """Whether ``runtime`` (onnxruntime, or openvino) can be imported."""
+    import importlib
+
     try:
-        import onnxruntime  # noqa: F401
+        importlib.import_module(runtime)
     except ImportError:
         return False
     return True
@@ -55,21 +61,23 @@ def resolve_backend(device: str, dtype: str, backend: Optional[str] = None) -> s
         return "onnx"
     if backend not in BACKENDS:
         raise BackendError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
-    if backend == "onnx":
+    if backend in RUNTIMES:
         if not device.startswith("cpu"):
-            raise BackendError(f"backend onnx runs on the CPU only, not on {device}; "
+            raise BackendError(f"backend {backend} runs on the CPU only, not on {device}; "
                                f"use backend torch there")
         if dtype != "float32":
-            raise BackendError(f"backend onnx runs float32 only, not {dtype}; use backend torch")
-        if not onnx_available():
-            raise BackendError(f"backend onnx needs onnxruntime: {INSTALL_HINT}")
+            raise BackendError(f"backend {backend} runs float32 only, not {dtype}; "
+                               f"use backend torch")
+        if not onnx_available(RUNTIMES[backend]):
+            raise BackendError(f"backend {backend} needs {RUNTIMES[backend]}: "
+                               f"{INSTALL_HINTS[backend]}")
     return backend
 
 
 def backend_versions(backend: str) -> str:
     """The signature's extra library versions of a backend ('' for torch: its signature is as
     before backends existed)."""
-    return f",onnxruntime-{_version('onnxruntime')}" if backend == "onnx" else ""
+    return f",{RUNTIMES[backend]}-{_version(RUNTIMES[backend])}" if backend in RUNTIMES else ""
 
 
 def _version(dist: str) -> str:
@@ -197,7 +205,31 @@ class OnnxEncoder:
         return (torch.from_numpy(hidden),)
 
 
-def onnx_encoder(encoder, model_name: str, layer: int) -> OnnxEncoder:
-    """The ONNX Runtime twin of ``encoder`` (exported on first use). Raises on failure; the
-    caller falls back to torch."""
-    return OnnxEncoder(ensure_export(encoder, model_name, layer) / "model.onnx")
+class OpenVinoEncoder:
+    """The same exported graph compiled by OpenVINO for the CPU (float32 inference precision,
+    torch's intra-op thread count, latency mode); called like `OnnxEncoder`."""
+
+    def __init__(self, path: Path, threads: Optional[int] = None):
+        import openvino as ov
+        import torch
+
+        self.path = path
+        self.compiled = ov.Core().compile_model(str(path), "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY",
+            "INFERENCE_NUM_THREADS": threads or torch.get_num_threads()})
+        self.request = self.compiled.create_infer_request()
+
+    def __call__(self, input_ids, attention_mask=None):
+        import torch
+
+        ids = input_ids.cpu().numpy()
+        mask = attention_mask.cpu().numpy() if attention_mask is not None else ids * 0 + 1
+        result = self.request.infer({"input_ids": ids, "attention_mask": mask})
+        return (torch.from_numpy(result[self.compiled.output(0)].copy()),)
+
+
+def onnx_encoder(encoder, model_name: str, layer: int, backend: str = "onnx"):
+    """The ONNX Runtime (or OpenVINO) twin of ``encoder``, from the ONNX export (made on first
+    use). Raises on failure; the caller falls back to torch."""
+    path = ensure_export(encoder, model_name, layer) / "model.onnx"
+    return OpenVinoEncoder(path) if backend == "openvino" else OnnxEncoder(path)

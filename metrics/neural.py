@@ -65,7 +65,7 @@ class NeuralMetric(Metric):
         from metrics.encoders import backend_versions
 
         # torch runs keep the signature they had before there were backends
-        backend = ["backend:onnx"] if config.backend == "onnx" else []
+        backend = [f"backend:{config.backend}"] if config.backend not in (None, "torch") else []
         return ([f"model:{config.model}", f"layer:{layer}", f"tok:hf:{config.model}",
                  f"dtype:{config.dtype}"] + backend + self.options_signature(config)
                 + [f"versions:torch-{version('torch')},transformers-{version('transformers')}"
@@ -160,7 +160,8 @@ class BertScore(NeuralMetric):
         dtype_option(None, ("float32", "float16", "bfloat16")),
         MetricOption("backend", None, BACKENDS, prefix=False, signature="own", inert=("torch",),
                      help="the encoder: onnx (ONNX Runtime, CPU, float32; the default there when "
-                          "onnxruntime is installed) or torch"),
+                          "onnxruntime is installed), openvino (OpenVINO on the same ONNX "
+                          "export, CPU, float32) or torch"),
         MetricOption("idf", False, type=bool, prefix=False, signature="own",
                      help="idf weighting"),
         MetricOption("rescale", "none", RESCALE_CHOICES, prefix=False, signature="own",

@@ -74,6 +74,31 @@ def test_onnx_scores_equal_torch_on_every_context_variant(e5_scorer, e5_onnx_sco
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("context", ["none", "full"])
+def test_openvino_scores_equal_torch(e5_small_encoder, e5_scorer, context):
+    """OpenVINO compiles the same ONNX export (issue 27): F within 1e-4 of torch, and the
+    signature names the backend and its version."""
+    pytest.importorskip("openvino")
+    from metrics.bertscore import BertScorer
+    from metrics.config import ScoringConfig
+
+    model, tokenizer = e5_small_encoder
+    scorer = BertScorer(model, tokenizer, layer=9, model_name=E5_SMALL_ID, backend="openvino")
+    assert scorer.backend == "openvino" and type(scorer.engine).__name__ == "OpenVinoEncoder"
+    preds, refs = _pairs(context)
+    e5_scorer.clear_cache()
+    match_special = context == "none"
+    expected = e5_scorer.score_segments(preds, refs, match_special=match_special)
+    got = scorer.score_segments(preds, refs, match_special=match_special)
+    assert scorer.work["texts"] > 0
+    for a, b in zip(expected, got):
+        assert b.error is None and abs(a.f - b.f) <= TOLERANCE
+        assert abs(a.precision - b.precision) <= TOLERANCE and a.details == b.details
+    signature = ScoringConfig("bertscore", device="cpu", backend="openvino").validated().signature()
+    assert "|backend:openvino|" in signature and ",openvino-20" in signature
+
+
+@pytest.mark.slow
 def test_export_is_made_once_and_reused(e5_small_encoder, e5_onnx_scorer):
     from metrics.bertscore import BertScorer, truncate_to_layer
 
@@ -118,7 +143,8 @@ def test_default_backend_and_clear_refusals():
         resolve_backend("cuda", "float16", "onnx")
     with pytest.raises(BackendError, match="float32 only"):
         resolve_backend("cpu", "bfloat16", "onnx")
-    with pytest.raises(ConfigError, match="--backend must be one of torch, onnx, not 'tvm'"):
+    with pytest.raises(ConfigError,
+                       match="--backend must be one of torch, onnx, openvino, not 'tvm'"):
         ScoringConfig(metric="bertscore", device="cpu", backend="tvm").validated()
     with pytest.raises(ConfigError, match="--backend applies to bertscore only"):
         ScoringConfig(metric="lmscore", device="cpu", backend="onnx").validated()
