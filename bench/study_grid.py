@@ -285,8 +285,11 @@ def run_configuration(config, url: str, population: int, phases: Phases, work: F
     if hasattr(scorer, "clear_cache"):  # as at full size (see the module docstring)
         from metrics.bertscore import _size
 
+        scorer.clear_cache(references=False)  # a configuration's predictions outgrow it
         kept = sum(_size(seg, emb) for seg, emb in scorer._kept.items())
-        scorer.clear_cache(references=kept * target_scale > scorer.cache_bytes)
+        while scorer._kept and kept * target_scale > scorer.cache_bytes:  # the oldest go first
+            kept -= _size(*scorer._kept.popitem(last=False))
+        scorer._cache_used = kept
     phases.seconds.clear()
     work.counts.clear()
     before = loadavg()
