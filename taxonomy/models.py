@@ -8,10 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable
-
-if TYPE_CHECKING:  # the label class lives in taxonomy.accuracy, which imports this module
-    from taxonomy.accuracy import AccuracyLabel
+from typing import Callable, Iterable
 
 LANGUAGES: tuple[str, ...] = ("en", "zh", "nl", "el", "pl")
 """The natural languages every text of the taxonomy exists in; English first."""
@@ -267,8 +264,9 @@ class Taxonomy:
         return tuple(out)
 
     # accuracy scale
-    def accuracy_text(self, label: "str | AccuracyLabel", lang: str = "en") -> tuple[str, str]:
-        """(name, description) of an accuracy label in `lang`."""
+    def accuracy_text(self, label: str, lang: str = "en") -> tuple[str, str]:
+        """(name, description) of an accuracy label (a spelling or a `taxonomy.AccuracyLabel`,
+        which is a str) in `lang`."""
         names, descriptions, _ = self._accuracy[accuracy_value(label, self.accuracy_aliases)]
         lang = check_language(lang)
         return names[lang], descriptions[lang]
