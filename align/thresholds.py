@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from agreement.statistics import encode_labels
+from nlce.cli import InputError
 
 THRESHOLDS_FORMAT = "nlce-kde-thresholds/1"
 
@@ -145,7 +146,7 @@ def load_thresholds(path: str | Path) -> dict[str, Thresholds]:
             raise ValueError(f"format {payload.get('format')!r}, expected {THRESHOLDS_FORMAT!r}")
         return {key: Thresholds.from_dict(t) for key, t in payload["thresholds"].items()}
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: cannot read thresholds: {error}") from error
+        raise InputError(f"{path}: cannot read thresholds: {error}") from error
 
 
 def classify_many(thresholds: Mapping[str, Thresholds], scores: Mapping[str, Iterable[float]]

@@ -10,6 +10,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from nlce.cli import InputError
+
 LANGUAGES: tuple[str, ...] = ("en", "zh", "nl", "el", "pl")
 """The natural languages every text of the taxonomy exists in; English first."""
 
@@ -22,7 +24,7 @@ CRITERIA_FIELDS: tuple[str, ...] = ("inclusion", "exclusion")
 META_CATEGORY = "META"
 
 
-class TaxonomyError(ValueError):
+class TaxonomyError(InputError):
     """A taxonomy file, code, label or language that is not valid; the message says which."""
 
 

@@ -49,7 +49,7 @@ def test_escaped_error_is_one_line_exit_2(capsys, monkeypatch):
     assert run_main(broken, [], prog="nlce demo") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert "nlce demo: error: ValueError: bad value in row 3" in err
+    assert err.startswith("nlce demo: internal error: ValueError: bad value in row 3 (a bug; ")
 
 
 def test_exit_codes_pass_through():
@@ -60,3 +60,4 @@ def test_exit_codes_pass_through():
         raise SystemExit(2)
 
     assert run_main(exits, []) == 2
+
