@@ -9,7 +9,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -147,12 +147,3 @@ def load_thresholds(path: str | Path) -> dict[str, Thresholds]:
         return {key: Thresholds.from_dict(t) for key, t in payload["thresholds"].items()}
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
         raise InputError(f"{path}: cannot read thresholds: {error}") from error
-
-
-def classify_many(thresholds: Mapping[str, Thresholds], scores: Mapping[str, Iterable[float]]
-                  ) -> dict[str, list]:
-    """Apply saved thresholds to new scores, per configuration key (keys must match)."""
-    missing = sorted(set(scores) - set(thresholds))
-    if missing:
-        raise KeyError(f"no thresholds for configuration(s): {', '.join(missing)}")
-    return {key: thresholds[key].classify(list(values)) for key, values in scores.items()}
