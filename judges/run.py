@@ -33,6 +33,7 @@ from dataclasses import replace
 
 from db.engine import add_database_argument
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
+from judges.cache import ResponseCache
 from judges.client import (
     CACHE_ENV,
     DEFAULT_CACHE,
@@ -40,7 +41,6 @@ from judges.client import (
     JudgeClient,
     LocalBackend,
     OpenAIBackend,
-    ResponseCache,
     SamplingParams,
     is_loopback,
     read_api_key,
