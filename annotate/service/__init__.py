@@ -19,6 +19,7 @@ from annotate.service.accounts import (
                                        LEAD_ROLES,
                                        MIN_PASSWORD_LENGTH,
                                        OPERATOR,
+                                       POLICY,
                                        ROLES,
                                        AnnotatorInfo,
                                        Operator,
@@ -32,7 +33,17 @@ from annotate.service.accounts import (
                                        set_interface_language,
                                        update_annotator,
 )
-from annotate.service.assignment import ItemRef, assign, plan_assignments, team_progress, unassign_open
+from annotate.service.assignment import (
+                                       Assigned,
+                                       ItemRef,
+                                       Shortfall,
+                                       assign,
+                                       assign_items,
+                                       models_to_assign,
+                                       plan_assignments,
+                                       team_progress,
+                                       unassign_open,
+)
 from annotate.service.errors import (
                                        AnnotateError,
                                        AuthError,
@@ -54,6 +65,7 @@ from annotate.service.labelling import (
                                        save_label,
                                        status_after_change,
                                        validate_codes,
+                                       validate_label,
                                        visit_seconds,
 )
 from annotate.service.queue import (
@@ -100,17 +112,19 @@ from annotate.service.tables import accuracy_table, error_table, rows_to_csv
 from db.annotations import StaleAnnotationError
 
 __all__ = [
-    "LEAD_ROLES", "MIN_PASSWORD_LENGTH", "OPERATOR", "ROLES", "AnnotatorInfo", "Operator",
+    "LEAD_ROLES", "MIN_PASSWORD_LENGTH", "OPERATOR", "POLICY", "ROLES", "AnnotatorInfo", "Operator",
     "all_annotators", "check_password", "create_annotator", "get_annotator", "list_annotators",
     "require_role", "revoke_sessions", "set_interface_language", "update_annotator",
     "LOCKOUT", "MAX_FAILURES", "SESSION_LIFETIME", "SIGN_IN_FAILED", "annotator_for_email",
     "authenticate", "end_session", "session_account", "start_session",
-    "ItemRef", "assign", "plan_assignments", "team_progress", "unassign_open",
+    "Assigned", "ItemRef", "Shortfall", "assign", "assign_items", "models_to_assign",
+    "plan_assignments", "team_progress", "unassign_open",
     "answer_flag", "flag_answer", "flagged_items",
     "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAllowedError",
     "NotAssignedError",
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",
     "own_history", "own_label", "save_label", "status_after_change", "validate_codes",
+    "validate_label",
     "visit_seconds",
     "Progress", "QueueEntry", "QueueState", "first_open", "index_of", "median_done_seconds",
     "next_open", "progress_of",
