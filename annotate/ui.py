@@ -286,6 +286,12 @@ def browser_language() -> str:
     return lang if lang in LANGUAGES else "en"
 
 
+def item_words() -> dict[str, str]:
+    """The interface texts `render.item_html` shows around an item."""
+    return {key: t(f"label.{key}") for key in ("context", "wrote_nothing", "original",
+                                                "predicted", "overflow")}
+
+
 def t(key: str, **values: object) -> str:
     """Interface text `key` in the interface language (annotate/data/messages.yaml)."""
     return i18n.text(key, interface_language(), **values)

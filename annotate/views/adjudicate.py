@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from annotate import service, ui
-from annotate.render import code_html, diff_html
+from annotate.render import item_html
 from annotate.ui import t
 from taxonomy import LANGUAGES, default_taxonomy
 
@@ -40,10 +40,7 @@ with ui.db() as session:
     view = service.item_for_review(session, choice.generation_id, acting=lead.id)
     history = service.gold_history(session, choice.generation_id, acting=lead.id)
 if view is not None:
-    st.html(code_html(view.content, view.span_start, view.span_end,
-                      programming_language=view.programming_language, path=view.path))
-    st.html(diff_html(view.original_comment, view.predicted_comment,
-                      original_label=t("label.original"), predicted_label=t("label.predicted")))
+    st.html(item_html(view, ui.item_words()))
 cols = st.columns(len(choice.labels))
 for col, label in zip(cols, choice.labels):
     with col.container(border=True):

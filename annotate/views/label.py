@@ -10,6 +10,7 @@ import time
 import streamlit as st
 
 from annotate import outage, service, ui
+from annotate.codepick import MAX_SHOWN, pick_codes
 from annotate.label_state import (  # the page, its callbacks and the save path share these
     S,
     _flush_pending,
@@ -20,7 +21,7 @@ from annotate.label_state import (  # the page, its callbacks and the save path 
     _save,
     _wkey,
 )
-from annotate.render import code_html, diff_html, output_overflow
+from annotate.render import item_html
 from annotate.ui import t
 from taxonomy import default_taxonomy
 
@@ -51,14 +52,23 @@ def on_change() -> None:
 
 
 def on_pick() -> None:
-    """A code chosen in the picker toggles its checkbox; the picker empties for the next one."""
-    picked = S.get(PICKER_KEY) or []
-    S[PICKER_KEY] = []
-    if not picked:
-        return
-    for code in picked:
+    """Enter in the picker: the code the query names (an exact id, a unique start of one, or a
+    unique part of a name) toggles its checkbox; a query that names several codes or none
+    ticks nothing and says so. The picker empties for the next one."""
+    query = S.get(PICKER_KEY) or ""
+    S[PICKER_KEY] = ""
+    lang = ui.interface_language()
+    pick = pick_codes(query, [(c.id, c.text("name", lang)) for c in default_taxonomy().labelable()])
+    said = [t("pick.ambiguous", query=q, count=len(found),
+              codes=", ".join(found[:MAX_SHOWN]) + (" …" if len(found) > MAX_SHOWN else ""))
+            for q, found in pick.ambiguous]
+    said += [t("pick.unknown", query=q) for q in pick.unknown]
+    for code in pick.codes:
         S[_wkey("code", code)] = not S.get(_wkey("code", code), False)
-    _save()
+        said.insert(0, t("pick.ticked" if S[_wkey("code", code)] else "pick.unticked", code=code))
+    S["lbl_pick_said"] = " · ".join(said)
+    if pick.codes:
+        _save()
 
 
 def on_nav(kind: str) -> None:
@@ -237,27 +247,10 @@ def _header(queue, index, view, progress) -> None:
 
 def _code_column(view: service.ItemView) -> None:
     more = S.get("lbl_more_context", False)  # a preference: it stays on from item to item
-    if not view.is_pairs:
-        st.html(code_html(view.content, view.span_start, view.span_end,
-                          programming_language=view.programming_language, path=view.path,
-                          before=MORE_CONTEXT[0] if more else 14,
-                          after=MORE_CONTEXT[1] if more else 10))
-    elif view.context:  # a pairs item shows its own context, when it has one
-        st.html(f'<div class="nlce-context"><div class="nlce-diff-head">'
-                f'{html.escape(t("label.context"))}</div><pre>{html.escape(view.context)}</pre></div>')
-    if view.model_wrote_nothing:  # a real outcome to label, not an empty diff
-        st.html(f'<div class="nlce-empty-output"><b>{html.escape(t("label.wrote_nothing"))}</b>'
-                f'</div><div class="nlce-diff-side"><div class="nlce-diff-head">'
-                f'{html.escape(t("label.original"))}</div>'
-                f"<pre>{html.escape(view.original_comment)}</pre></div>")
-        return
-    st.html(diff_html(view.original_comment, view.predicted_comment,
-                      original_label=t("label.original"), predicted_label=t("label.predicted")))
-    overflow = output_overflow(view.raw_output, view.predicted_comment)
-    if overflow.strip():
-        st.html(f'<div class="nlce-overflow"><div class="nlce-diff-head">'
-                f'{html.escape(t("label.overflow"))}</div><pre>{html.escape(overflow)}</pre></div>')
-    st.toggle(t("label.more_context"), key="lbl_more_context")
+    st.html(item_html(view, ui.item_words(), before=MORE_CONTEXT[0] if more else 14,
+                      after=MORE_CONTEXT[1] if more else 10))
+    if not view.model_wrote_nothing:
+        st.toggle(t("label.more_context"), key="lbl_more_context")
 
 
 def _criteria(code, lang: str) -> str:
@@ -299,10 +292,11 @@ def _label_column(view: service.ItemView, lang: str) -> None:
         col.button(name, key=f"lbl_acc_{label}", help=description, on_click=on_accuracy,
                    args=(label,), shortcut=SHORTCUTS[label], width="stretch",
                    type="primary" if item.get("accuracy") == label else "secondary")
-    st.multiselect(t("label.codes"), [c.id for c in taxonomy.labelable()], key=PICKER_KEY,
-                   on_change=on_pick, label_visibility="collapsed",
-                   format_func=lambda c: f"{c} {taxonomy.code(c).text('name', lang)}",
-                   placeholder=t("label.picker"))
+    st.text_input(t("label.codes"), key=PICKER_KEY, on_change=on_pick,
+                  label_visibility="collapsed", placeholder=t("label.picker"))
+    said = S.pop("lbl_pick_said", "")
+    if said:
+        st.caption(ui.plain(said))
     for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
         with column:
             for title, codes in groups:
