@@ -109,7 +109,7 @@ from annotate.service.signin import (
                                        start_session,
 )
 from annotate.service.tables import accuracy_table, error_table, rows_to_csv
-from db.annotations import StaleAnnotationError
+from db.annotations import StaleAnnotationError, max_note_chars
 
 __all__ = [
     "LEAD_ROLES", "MIN_PASSWORD_LENGTH", "OPERATOR", "POLICY", "ROLES", "AnnotatorInfo", "Operator",
@@ -123,6 +123,7 @@ __all__ = [
     "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAllowedError",
     "NotAssignedError",
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",
+    "max_note_chars",
     "own_history", "own_label", "save_label", "status_after_change", "validate_codes",
     "validate_label",
     "visit_seconds",

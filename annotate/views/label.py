@@ -283,7 +283,7 @@ def _code_groups(lang: str) -> list[list[tuple[str, list]]]:
     return columns
 
 
-def _label_column(view: service.ItemView, lang: str) -> None:
+def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
     taxonomy = default_taxonomy()
     item = _item()
     buttons = st.columns(3, gap="small")
@@ -305,7 +305,9 @@ def _label_column(view: service.ItemView, lang: str) -> None:
                     st.checkbox(f"{code.id} {code.text('name', lang)}", key=_wkey("code", code.id),
                                 help=_criteria(code, lang), on_change=on_change)
     st.text_area(t("label.note"), key=_wkey("note"), height=68, on_change=on_change,
+                 max_chars=service.max_note_chars(),  # the import's limit: a note always moves
                  placeholder=t("label.note_placeholder"), label_visibility="collapsed")
+    ui.note_state(user_id, view.generation_id, item.get("note") or "")
     nav = st.columns(5, gap="small")
     nav[0].button(t("button.prev"), key="lbl_prev", on_click=on_nav, args=("prev",),
                   shortcut=SHORTCUTS["prev"], width="stretch")
@@ -392,7 +394,7 @@ def page() -> None:
     with left:
         _code_column(view)
     with right:
-        _label_column(view, lang)
+        _label_column(view, lang, user.id)
     _history(view, user)
 
 
