@@ -52,7 +52,7 @@ from annotate.service.errors import (
                                        NotAllowedError,
                                        NotAssignedError,
 )
-from annotate.service.flags import answer_flag, flag_answer, flagged_items
+from annotate.service.flags import answer_flag, flag_answer, flagged_items, open_flag_count
 from annotate.service.labelling import (
                                        MAX_SECONDS_PER_VISIT,
                                        ItemView,
@@ -78,6 +78,7 @@ from annotate.service.queue import (
                                        next_open,
                                        progress_of,
                                        queue_for,
+                                       search_queue,
                                        step,
 )
 from annotate.service.review import (
@@ -85,6 +86,7 @@ from annotate.service.review import (
                                        HumanLabel,
                                        LanguageAgreement,
                                        ResolvedLabel,
+                                       accept_label,
                                        accuracy_matrix,
                                        adjudicate,
                                        agreement_by_language,
@@ -95,6 +97,7 @@ from annotate.service.review import (
                                        gold_labels,
                                        item_for_review,
                                        majority_label,
+                                       reject_label,
                                        resolve_labels,
 )
 from annotate.service.signin import (
@@ -108,7 +111,7 @@ from annotate.service.signin import (
                                        session_account,
                                        start_session,
 )
-from annotate.service.tables import accuracy_table, error_table, rows_to_csv
+from annotate.service.tables import accuracy_table, error_table, export_jsonl, rows_to_csv
 from db.annotations import StaleAnnotationError, max_note_chars
 
 __all__ = [
@@ -119,7 +122,7 @@ __all__ = [
     "authenticate", "end_session", "session_account", "start_session",
     "Assigned", "ItemRef", "Shortfall", "assign", "assign_items", "models_to_assign",
     "plan_assignments", "team_progress", "unassign_open",
-    "answer_flag", "flag_answer", "flagged_items",
+    "answer_flag", "flag_answer", "flagged_items", "open_flag_count",
     "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAllowedError",
     "NotAssignedError",
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",
@@ -129,11 +132,12 @@ __all__ = [
     "visit_seconds",
     "Progress", "QueueEntry", "QueueState", "first_open", "index_of", "median_done_seconds",
     "next_open", "progress_of",
-    "queue_for", "step",
-    "Disagreement", "HumanLabel", "LanguageAgreement", "ResolvedLabel", "accuracy_matrix",
+    "queue_for", "search_queue", "step",
+    "Disagreement", "HumanLabel", "LanguageAgreement", "ResolvedLabel", "accept_label",
+    "accuracy_matrix", "reject_label",
     "adjudicate", "agreement_by_language", "comment_pair", "find_disagreements",
     "finished_labels", "gold_history", "gold_labels", "item_for_review", "majority_label",
     "resolve_labels",
-    "accuracy_table", "error_table", "rows_to_csv",
+    "accuracy_table", "error_table", "export_jsonl", "rows_to_csv",
     "StaleAnnotationError",
 ]

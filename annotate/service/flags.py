@@ -2,7 +2,7 @@
 sees on the item (the annotator's label itself is not touched)."""
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
 from annotate.service.accounts import Operator, require_role
@@ -28,6 +28,15 @@ def flagged_items(session: Session, *, acting: int | Operator) -> list[dict]:
     return [{"generation_id": gid, "annotator_id": aid, "annotator": user, "language": lang,
              "note": note or "", "reply": reply or ""}
             for gid, aid, user, lang, note, reply in rows]
+
+
+def open_flag_count(session: Session, *, acting: int | Operator) -> int:
+    """How many flagged labels have no answer yet (the navigation shows it to the lead)."""
+    require_role(session, acting, "read_flags")
+    return int(session.exec(
+        select(func.count()).select_from(m.Annotation)
+        .outerjoin(m.FlagReply, m.FlagReply.annotation_id == m.Annotation.id)
+        .where(m.Annotation.status == "flagged", m.FlagReply.id.is_(None))).scalar_one())
 
 
 def _annotation(session: Session, generation_id: int, annotator_id: int) -> m.Annotation | None:

@@ -14,7 +14,13 @@ from annotate.service.accounts import Operator, require_role
 from annotate.service.errors import LabelError
 from annotate.service.labelling import _require_generation, validate_label
 from db import models as m
-from db.annotations import AnnotationError, save_gold_label
+from db.annotations import (
+    AnnotationError,
+    annotation_codes,
+    get_annotation,
+    save_annotation,
+    save_gold_label,
+)
 from db.targets import TARGET_LANGUAGE, with_source
 
 
@@ -195,6 +201,40 @@ def adjudicate(session: Session, *, generation_id: int, adjudicator_id: int, acc
                         accuracy=label.accuracy, codes=sorted(label.codes), note=label.note)
     except AnnotationError as error:
         raise LabelError(f"Not saved: {error}") from error
+
+
+def accept_label(session: Session, *, generation_id: int, annotator_id: int,
+                 acting: int | Operator) -> None:
+    """Review queue: the annotator's finished label becomes the item's gold label (the label
+    itself is not touched; the gold label history keeps what it replaces). A lead action."""
+    lead = require_role(session, acting, "review_label")
+    label = _finished(session, generation_id, annotator_id)
+    adjudicate(session, generation_id=generation_id, adjudicator_id=lead.id if lead else acting,
+               accuracy=label.accuracy, codes=annotation_codes(session, label.id),
+               note=f"accepted: {session.get(m.Annotator, annotator_id).username}")
+
+
+def reject_label(session: Session, *, generation_id: int, annotator_id: int, reason: str,
+                 acting: int | Operator) -> None:
+    """Review queue: the label goes back to its annotator, open again (status draft, as it
+    was otherwise) with the lead's reason shown on the item. A lead action."""
+    from annotate.service.flags import answer_flag
+
+    require_role(session, acting, "review_label")
+    label = _finished(session, generation_id, annotator_id)
+    answer_flag(session, generation_id=generation_id, annotator_id=annotator_id, text=reason,
+                acting=acting)
+    save_annotation(session, generation_id=generation_id, annotator_id=annotator_id,
+                    accuracy=label.accuracy, codes=annotation_codes(session, label.id),
+                    note=label.note, seconds_spent=label.seconds_spent, status="draft")
+
+
+def _finished(session: Session, generation_id: int, annotator_id: int) -> m.Annotation:
+    label = get_annotation(session, generation_id, annotator_id)
+    if label is None or label.status != "done" or label.accuracy is None:
+        raise LabelError(f"Not saved: account #{annotator_id} has no finished label on item "
+                         f"#{generation_id}")
+    return label
 
 
 @dataclass(frozen=True)

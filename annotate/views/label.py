@@ -96,7 +96,38 @@ def on_flag() -> None:
         ui.flash("info", t("msg.flag_removed") if flagged else t("msg.flagged"))
 
 
-def on_filter() -> None:
+def on_filter(key: str) -> None:
+    S[FILTER_KEY] = S.get(key, "all")
+    S["lbl_nav"] = "filter"
+
+
+def on_search() -> None:
+    """The search box: items whose id is the text, or whose comments or path contain it."""
+    text = (S.get("lbl_search") or "").strip()
+    user = ui.current_user()
+    if not text or user is None:
+        S.pop("lbl_found", None)
+    else:
+        with ui.db() as session:
+            S["lbl_found"] = service.search_queue(session, user.id, text)
+    S["lbl_nav"] = "filter"
+
+
+def _search(queue) -> None:
+    """Search and filters (text or #id, model, language): Previous/Next stay within them."""
+    with st.popover(t("search.button"), width="stretch"):
+        st.text_input(t("search.text"), key="lbl_search", on_change=on_search,
+                      placeholder=t("search.placeholder"))
+        for key, what, values in (("lbl_model", "search.model", {e.model for e in queue}),
+                                  ("lbl_language", "search.language",
+                                   {e.language for e in queue})):
+            st.selectbox(t(what), ["", *sorted(values)], key=key, on_change=on_filter_nav,
+                         format_func=lambda v: v or t("filter.all"))
+        if S.get("lbl_found") is not None:
+            st.caption(t("search.found", count=len(S["lbl_found"])))
+
+
+def on_filter_nav() -> None:
     S["lbl_nav"] = "filter"
 
 
@@ -167,13 +198,17 @@ def _choose_current(state: service.QueueState) -> int | None:
         except ValueError:
             current = None
     wanted = S.get(FILTER_KEY, "all")
-    allowed = [i for i, e in enumerate(queue) if wanted == "all" or e.state == wanted]
+    found, model, language = S.get("lbl_found"), S.get("lbl_model"), S.get("lbl_language")
+    allowed = [i for i, e in enumerate(queue) if (wanted == "all" or e.state == wanted)
+               and (found is None or e.generation_id in found)
+               and (not model or e.model == model) and (not language or e.language == language)]
+    narrowed = wanted != "all" or found is not None or bool(model) or bool(language)
     if nav == "filter":
         if allowed:
             current = allowed[0]
         else:
             S["lbl_filter_empty"] = wanted
-    elif nav in ("next", "prev") and wanted != "all":
+    elif nav in ("next", "prev") and narrowed:
         current = _step_within(allowed, current, +1 if nav == "next" else -1)
     elif nav == "next":
         current = service.step(queue, current, +1)
@@ -375,18 +410,22 @@ def page() -> None:
         st.toast(t("label.all_done"), icon="✅", duration="long")
     empty = S.pop("lbl_filter_empty", None)
     if empty:
-        st.toast(t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
+        st.toast(t("label.no_items_here", state=t("filter.all") if empty == "all"
+                   else t(f"state.{empty}")), icon="🔎")
     if _item().get("lead_answer"):
         with st.container(border=True):
             st.caption(t("label.lead_answer"))
             st.text(_item()["lead_answer"])  # the lead's text, shown as typed
     progress = state.progress()  # includes what this run's callbacks saved
-    head, choose, undo = st.columns([0.72, 0.16, 0.12], vertical_alignment="bottom")
+    head, search, choose, undo = st.columns([0.6, 0.12, 0.16, 0.12], vertical_alignment="bottom")
     with head:
         _header(queue, index, view, progress)
     names = {f: t("filter.all") if f == "all" else t(f"state.{f}") for f in FILTERS}
-    choose.selectbox(t("filter.label"), FILTERS, key=FILTER_KEY, on_change=on_filter,
-                     format_func=names.get)
+    key = f"{FILTER_KEY}_{ui.interface_language()}"  # per language: shown in the new one at once
+    choose.selectbox(t("filter.label"), FILTERS, key=key, on_change=on_filter, args=(key,),
+                     index=FILTERS.index(S.get(FILTER_KEY, "all")), format_func=names.get)
+    with search:
+        _search(queue)
     undo.button(t("button.undo"), key="lbl_undo", on_click=on_undo, shortcut=SHORTCUTS["undo"],
                 width="stretch")
     lang = ui.interface_language()
