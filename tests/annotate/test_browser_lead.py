@@ -9,7 +9,7 @@ import re
 import time
 
 import pytest
-from browser_kit import PASSWORD, submit_sign_in, wait_for
+from browser_kit import submit_sign_in, wait_for
 from sqlalchemy import select
 from sqlmodel import Session
 
