@@ -35,6 +35,13 @@ PAGE_CSS = """
 [data-testid="stCheckbox"] { min-height: 1.35rem; }
 [data-testid^="stBaseButton"] p { white-space: normal !important; overflow: visible !important;
   text-overflow: clip !important; word-break: normal !important; overflow-wrap: normal !important; }
+/* the labelling buttons keep their whole label in a narrow column (the sidebar open at 1440 px):
+   less padding, and the shortcut key goes under the label rather than cutting it */
+[class*="st-key-lbl_"] [data-testid^="stBaseButton"] { padding-left: 0.3rem !important;
+  padding-right: 0.3rem !important; }
+[data-testid^="stBaseButton"] [data-has-shortcut] { flex-wrap: wrap; justify-content: center;
+  column-gap: 0.3rem; }
+[data-testid^="stBaseButton"] div { overflow: visible !important; text-overflow: clip !important; }
 /* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
 .nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
   margin: 0.1rem 0 -0.2rem 0; }

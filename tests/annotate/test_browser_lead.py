@@ -130,14 +130,22 @@ def test_assign_says_which_items_are_short_and_an_empty_password_is_refused(
                             ).first() is None
 
 
-def test_pages_speak_the_interface_language_and_keep_the_leads_place(team, launch_app,
+def test_pages_speak_the_interface_language_and_keep_the_leads_place(app_db, ids, launch_app,
                                                                      chromium):
+    """On file items (the pairs fixture is for the pairs test)."""
     from playwright.sync_api import expect
 
-    with Session(get_engine(team["url"])) as session:
-        service.set_interface_language(session, team["ids"]["lead"], "nl")
+    with Session(get_engine(app_db)) as session:
+        service.set_interface_language(session, ids["lead"], "nl")
+        items = [e.generation_id for e in service.queue_for(session, ids["bas"])[:2]]
+        for gid in items:  # two items where anna and bas disagree
+            for who, accuracy in (("anna", "correct"), ("bas", "incorrect")):
+                service.save_label(session, generation_id=gid, annotator_id=ids[who],
+                                   accuracy=accuracy, codes=[], note="", seconds_spent=2.0,
+                                   status="done", expected_revision=None)
         session.commit()
-    server = launch_app(team["url"]).url
+    team = {"url": app_db, "items": sorted(items)}
+    server = launch_app(app_db).url
     page = _page(chromium, server, "lead", "nl")
     _open(page, server, "adjudicate", i18n.text("adj.header", "nl"))
     dutch = default_taxonomy().accuracy_text("correct", "nl")[0]
@@ -155,7 +163,7 @@ def test_pages_speak_the_interface_language_and_keep_the_leads_place(team, launc
     annotator.locator('[data-testid="stExpandSidebarButton"]').click()
     _settled(annotator)
     cut = annotator.evaluate("""[...document.querySelectorAll('[data-testid="stMain"] '
-        + '[data-testid^="stBaseButton"] p')].filter(p => p.scrollWidth > p.clientWidth + 1)
+        + '[data-testid^="stBaseButton"] *')].filter(p => p.scrollWidth > p.clientWidth + 1)
         .map(p => p.textContent)""")
     assert cut == [], f"buttons cut off with the sidebar open: {cut}"
     annotator.get_by_role("combobox", name=i18n.text("sidebar.interface_language", "en")).click()
