@@ -121,8 +121,9 @@ def _search(queue) -> None:
         for key, what, values in (("lbl_model", "search.model", {e.model for e in queue}),
                                   ("lbl_language", "search.language",
                                    {e.language for e in queue})):
+            everything = t("filter.all")  # now: a format function may run after the page
             st.selectbox(t(what), ["", *sorted(values)], key=key, on_change=on_filter_nav,
-                         format_func=lambda v: v or t("filter.all"))
+                         format_func=lambda v, a=everything: v or a)
         if S.get("lbl_found") is not None:
             st.caption(t("search.found", count=len(S["lbl_found"])))
 
