@@ -123,30 +123,53 @@
     box.blur();
     if (focused) { box.focus(); box.setSelectionRange(start, end); }
   };
+  const STALE_MS = 10 * 60 * 1000;
+  const readDraft = (key) => {  // {text, base: the stored note's hash when typed, at}
+    try { return JSON.parse(localStorage.getItem(key)); } catch (err) { return null; }
+  };
+  // A draft may go (back) to the server only while the database holds what it held when the
+  // draft was typed, or something this browser sent: never over another tab's newer save.
+  const mine = (draft, stored) => draft.base === stored || (draft.sent || []).includes(stored);
   const unsent = () => {
     const s = state();
     if (!s) return false;
-    const draft = localStorage.getItem(draftKey(s));
-    return draft !== null && hash(draft) !== s.dataset.stored;
+    const draft = readDraft(draftKey(s));
+    return !!draft && hash(draft.text) !== s.dataset.stored && mine(draft, s.dataset.stored);
+  };
+  const noteSent = (text) => {  // remember what this browser sent for the shown item
+    const s = state(), draft = s && readDraft(draftKey(s));
+    if (!draft) return;
+    draft.sent = [...(draft.sent || []), hash(text)].slice(-20);
+    localStorage.setItem(draftKey(s), JSON.stringify(draft));
   };
   let pause = null;
   let pushing = false;
   doc.addEventListener("input", (e) => {
     const box = e.target, s = state();
     if (box !== noteBox() || !s || pushing) return;
-    localStorage.setItem(draftKey(s), box.value);
+    const before = readDraft(draftKey(s));
+    localStorage.setItem(draftKey(s), JSON.stringify({ text: box.value,
+      base: before ? before.base : s.dataset.stored, sent: before ? before.sent : [],
+      at: Date.now() }));
     typedAt = Date.now();
     pushes = 0;
     clearTimeout(pause);
-    pause = setTimeout(() => { if (doc.activeElement === box) commit(box); }, 600);
+    pause = setTimeout(() => {
+      if (doc.activeElement === box) { noteSent(box.value); commit(box); }
+    }, 600);
   }, true);
   setInterval(() => {  // a draft the database does not hold yet goes (back) to the server
     const s = state(), box = noteBox();
     if (!s || !box || running() || box.disabled) return;
-    const key = draftKey(s), draft = localStorage.getItem(key);
-    if (draft === null) return;
-    if (hash(draft) === s.dataset.stored) { localStorage.removeItem(key); return; }
-    const now = Date.now();
+    const key = draftKey(s), kept = readDraft(key);
+    if (!kept || typeof kept.text !== "string") return;
+    const now = Date.now(), draft = kept.text;
+    if (hash(draft) === s.dataset.stored || (!mine(kept, s.dataset.stored)
+                                             && now - kept.at > STALE_MS)) {
+      localStorage.removeItem(key);  // arrived; or old, and someone saved another note since
+      return;
+    }
+    if (!mine(kept, s.dataset.stored)) return;
     if (now - typedAt < 1500 || now - pushedAt < 2000 || pushes >= 5) return;
     if (doc.activeElement !== box && isText(doc.activeElement)) return;  // busy elsewhere
     pushedAt = now;
@@ -158,13 +181,17 @@
       location.reload();
       return;
     }
+    noteSent(draft);
     pushing = true;
     setValue(box, draft + " ");  // twice: React sends on a change, even to the same text
     setValue(box, draft);
     pushing = false;
     commit(box);
   }, 300);
-  const leave = () => { const box = noteBox(); if (box && unsent()) box.blur(); };
+  const leave = () => {
+    const box = noteBox();
+    if (box && unsent()) { noteSent(box.value); box.blur(); }
+  };
   doc.addEventListener("visibilitychange", () => { if (doc.hidden) leave(); });
   window.addEventListener("pagehide", leave);
   window.addEventListener("beforeunload", (e) => {
