@@ -46,12 +46,13 @@ from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
     load_verdicts,
     status_counts,
 )
-from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
+from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels, parse_policy
 from agreement.robustness import STUDIES, study_tables
 from agreement.robustness_report import study_figures
 from agreement.statistics import code_precision_recall
 from db import models
 from db.engine import add_database_argument, session_scope
+from nlce.cli import EXIT_OK, run_main
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
@@ -393,15 +394,12 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console(width=200)
-    try:
-        report = build_report(args.db, args.bootstrap, args.labels)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    parse_policy(args.labels)  # a bad --labels fails before anything is read
+    report = build_report(args.db, args.bootstrap, args.labels)
     rates = report["failure_rates"]
     if rates.empty:
         console.print("no judge responses in this database; run `python -m judges.run` first")
-        return 0
+        return EXIT_OK
     base = ["run_id", "model", "language", "strategy"]
     _print_runs(console, report["runs"])
     _print_table(console, "Verdicts per run, one per generation (parse failures = parse_error + "
@@ -434,10 +432,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in data_files + figures:
             console.print(f"wrote {path}")
         console.print(f"report: {page}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m judges.report"))

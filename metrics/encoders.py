@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from nlce.cli import InputError
+
 log = logging.getLogger(__name__)
 
 BACKENDS = ("torch", "onnx", "openvino")
@@ -33,7 +35,7 @@ INSTALL_HINTS = {"onnx": INSTALL_HINT,
                  "openvino": "pip install 'nlcomment-eval[openvino]' (onnx and openvino)"}
 
 
-class BackendError(ValueError):
+class BackendError(InputError):
     """A backend that cannot run here (unknown name, missing package, wrong device or dtype)."""
 
 
