@@ -278,7 +278,7 @@ class LMScore(LikelihoodMetric):
                             help="v1: the reference, then the file up to the comment (context "
                                  "full); v2: the file first, the reference in the comment's "
                                  "place, then the comment: a target's inputs share the file, "
-                                 "~2-3x less work in full (other scores; none/minimal: as v1)"))
+                                 "about 2x less CPU in full (other scores; none/minimal: as v1)"))
 
     def options_signature(self, config) -> list[str]:
         return [f"prompt:{config.lmscore_prompt}"]
