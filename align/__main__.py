@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     url = resolve_url(args.db)
     from align.kde import parse_bandwidth
     from align.pipeline import AlignOptions, parse_split
+    from align.report import OWNED
     from align.thresholds import load_thresholds
+    from nlce.outputs import OutputError, check_output_folder, write_csv
 
     try:
         bandwidth = parse_bandwidth(args.bandwidth)
@@ -93,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--apply-to needs --fit-on")
         saved = load_thresholds(args.thresholds) if args.thresholds else None
         parse_policy(args.labels)
-    except ValueError as error:
+        check_output_folder(args.out, OWNED)
+    except (ValueError, OutputError) as error:
         errors.print(f"[red]error:[/red] {escape(str(error))}")
         return 2
     if args.demo:
@@ -118,11 +121,16 @@ def main(argv: list[str] | None = None) -> int:
         errors.print(f"[red]error:[/red] {escape(str(error))}")
         return 2
     aligned = time.perf_counter() - started
-    written = write_report(report, Path(args.out), with_figures=not args.no_figures)
+    try:
+        written = write_report(report, Path(args.out), with_figures=not args.no_figures)
+    except OutputError as error:
+        errors.print(f"[red]error:[/red] {escape(str(error))}; the previous report (if any) is "
+                     f"unchanged")
+        return 2
     if args.format == "table":
         print_table(report, console)
     elif args.format == "csv":
-        report.metrics.kappa.to_csv(sys.stdout, index=False)
+        write_csv(sys.stdout, report.metrics.kappa)
     else:
         import json
 

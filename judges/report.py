@@ -52,6 +52,7 @@ from agreement.robustness_report import study_figures
 from agreement.statistics import code_precision_recall
 from db import models
 from db.engine import add_database_argument, session_scope
+from nlce.outputs import OutputError, check_output_folder, output_set, write_csv
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
@@ -306,7 +307,13 @@ def _print_studies(console, report: dict) -> None:
                               "parse_failure_rate"])
 
 
+# what `--out` holds (anything else in an existing folder: refused, as it would be replaced)
+OWNED = ("*.csv", "*.json", "*.png", "report.html")
+
+
 def write_report(report: dict, out: Path) -> list[Path]:
+    """Every table as CSV (text cells spreadsheet-safe) and the confusion matrices as JSON
+    into the folder `out` (main writes them through `nlce.outputs.output_set`)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name in ("runs", "failure_rates", "kappa", "codes_per_run", "codes_pooled", "position",
@@ -317,7 +324,7 @@ def write_report(report: dict, out: Path) -> list[Path]:
             continue
         if name not in ("runs", "failure_rates", "position"):  # compared with human labels
             frame = frame.assign(label_policy=report["label_policy"])
-        frame.to_csv(path, index=False)
+        write_csv(path, frame)
         written.append(path)
     path = out / "confusion.json"
     path.write_text(json.dumps({"label_policy": report["label_policy"],
@@ -393,8 +400,10 @@ def main(argv: list[str] | None = None) -> int:
 
     console = Console(width=200)
     try:
+        if args.out:
+            check_output_folder(args.out, OWNED)
         report = build_report(args.db, args.bootstrap, args.labels)
-    except ValueError as exc:
+    except (ValueError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     rates = report["failure_rates"]
@@ -427,12 +436,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         from judges.report_html import write_html
 
-        data_files = write_report(report, args.out)
-        figures = write_figures(report, args.out)
-        page = write_html(report, args.out / "report.html", data_files, figures)
+        try:
+            with output_set(args.out, OWNED) as folder:  # whole or not at all
+                data_files = write_report(report, folder)
+                figures = write_figures(report, folder)
+                page = write_html(report, folder / "report.html", data_files, figures)
+        except OutputError as exc:
+            print(f"error: {exc}; the previous report (if any) is unchanged", file=sys.stderr)
+            return 2
         for path in data_files + figures:
-            console.print(f"wrote {path}")
-        console.print(f"report: {page}")
+            console.print(f"wrote {args.out / path.relative_to(folder)}")
+        console.print(f"report: {args.out / page.relative_to(folder)}")
     return 0
 
 
