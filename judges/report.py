@@ -335,8 +335,15 @@ def write_report(report: dict, out: Path) -> list[Path]:
     return written
 
 
+def _printable(text: str) -> str:
+    """A name as a figure label: control characters (a tab in a model name) as spaces, which
+    the font has (matplotlib warns on stderr for each glyph it lacks)."""
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
 def _run_label(row) -> str:
-    return f"{row['model']} | {row['language']} | {row['strategy']} (run {row['run_id']})"
+    return _printable(f"{row['model']} | {row['language']} | {row['strategy']} "
+                      f"(run {row['run_id']})")
 
 
 def _paired_bars(labels: list[str], frame: pd.DataFrame, panels, row_height: float,
@@ -375,7 +382,8 @@ def write_figures(report: dict, out: Path) -> list[Path]:
     codes = report["codes_pooled"]
     codes = codes[(codes["support"] > 0) | (codes["predicted"] > 0)]
     if not codes.empty:
-        names = [f"{r['model']} | {r['strategy']} | {r['code']}{' *' if r['low_count'] else ''}"
+        names = [_printable(f"{r['model']} | {r['strategy']} | {r['code']}"
+                            f"{' *' if r['low_count'] else ''}")
                  for _, r in codes.iterrows()]
         written.append(_paired_bars(
             names, codes, (("precision", "precision", "#5a8f5a"), ("recall", "recall", "#5a8f5a")),

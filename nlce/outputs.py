@@ -156,8 +156,10 @@ def _disk_message(error: OSError, part: Path | None, out: Path) -> str:
     name = Path(error.filename).name if getattr(error, "filename", None) else None
     if name is None and part is not None and part.is_dir():
         # a failed write() carries no file name: the newest file is the one being written
+        # (of two changed within one clock tick, the later created: the higher inode number)
         files = [p for p in part.rglob("*") if p.is_file()]
-        newest = max(files, key=lambda p: p.stat().st_mtime_ns) if files else None
+        newest = max(files, key=lambda p: (p.stat().st_mtime_ns, p.stat().st_ino)) \
+            if files else None
         name = newest.relative_to(part).as_posix() if newest else None
     reason = _REASONS.get(error.errno, error.strerror or str(error))
     return f"could not write {out / name if name else out}: {reason}"
