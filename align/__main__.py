@@ -113,10 +113,11 @@ def main(argv: list[str] | None = None) -> int:
                            judges=not args.no_judges, datasets=tuple(args.dataset))
     from align.pipeline import run_alignment
     from align.report import print_table, to_json, write_report
+    from db.engine import read_only_url
 
     started = time.perf_counter()
-    try:
-        report = run_alignment(url, options)
+    try:  # aligning only reads: the database is opened read-only (a read-only disk will do)
+        report = run_alignment(read_only_url(url), options)
     except ValueError as error:
         errors.print(f"[red]error:[/red] {escape(str(error))}")
         return 2

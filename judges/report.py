@@ -51,7 +51,7 @@ from agreement.robustness import STUDIES, study_tables
 from agreement.robustness_report import study_figures
 from agreement.statistics import code_precision_recall
 from db import models
-from db.engine import add_database_argument, session_scope
+from db.engine import add_database_argument, read_only_url, session_scope
 from nlce.outputs import OutputError, check_output_folder, output_set, write_csv
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
@@ -410,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.out:
             check_output_folder(args.out, OWNED)
-        report = build_report(args.db, args.bootstrap, args.labels)
+        # a report only reads: the database is opened read-only (a read-only disk will do)
+        report = build_report(read_only_url(args.db), args.bootstrap, args.labels)
     except (ValueError, OutputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
