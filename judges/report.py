@@ -261,13 +261,14 @@ def _fmt(value) -> str:
 
 
 def _print_table(console, title: str, frame: pd.DataFrame, columns: list[str]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title, show_lines=False)
     for column in columns:
-        table.add_column(column)
-    for _, row in frame.iterrows():
-        table.add_row(*(_fmt(row[c]) for c in columns))
+        table.add_column(column, overflow="fold")
+    for _, row in frame.iterrows():  # escaped: a key's "[rubric,zh,...]" is no Rich markup
+        table.add_row(*(escape(_fmt(row[c])) for c in columns))
     console.print(table)
 
 

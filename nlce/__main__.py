@@ -20,6 +20,7 @@ COMMANDS: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {
     ("metrics", "align"): ("align.__main__", (), "the old name of `nlce align`"),
     ("judges", "run"): ("judges.run", (), "run an LLM judge over targets"),
     ("judges", "report"): ("judges.report", (), "report judge runs against the humans"),
+    ("judges", "import"): ("judges.importer", (), "import judge results (the study's layout)"),
 }
 
 
