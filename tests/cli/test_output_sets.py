@@ -225,3 +225,14 @@ def test_private_sets_are_readable_by_their_owner_only(tmp_path):
         (folder / "export.jsonl").write_text("{}\n")
     assert oct((tmp_path / "set").stat().st_mode & 0o777) == "0o700"
     assert oct((tmp_path / "set" / "export.jsonl").stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("name", ["align", "judges.report", "export jsonl"])
+def test_out_at_a_file_is_one_line_before_any_work(name, filled_db, tmp_path):
+    out = tmp_path / "notes.txt"
+    out.write_text("mine\n")
+    result = run_module(*_command(name, filled_db, out))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{out} is a file, not a folder" in lines[0], result.stderr
+    assert out.read_text() == "mine\n" and _leftovers(out) == []
