@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import glob
 import io
 import os
 import secrets
@@ -116,7 +117,7 @@ def _clean_stale_siblings(out: Path) -> None:
     set, or the previous set moved aside just before the new one took its place (put back when
     `out` itself is missing)."""
     for kind in (OLD, PART):
-        for path in out.parent.glob(f".{out.name}{kind}*"):
+        for path in out.parent.glob(f".{glob.escape(out.name)}{kind}*"):
             pid = path.name[len(out.name) + 1 + len(kind):].split("-")[0]
             if pid.isdigit() and _pid_alive(int(pid)):
                 continue  # another run writing now
