@@ -9,11 +9,12 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from agreement.statistics import encode_labels
+from nlce.cli import InputError
 
 THRESHOLDS_FORMAT = "nlce-kde-thresholds/1"
 
@@ -147,13 +148,4 @@ def load_thresholds(path: str | Path) -> dict[str, Thresholds]:
     except RecursionError:
         raise ValueError(f"{path}: cannot read thresholds: nested too deeply") from None
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: cannot read thresholds: {error}") from error
-
-
-def classify_many(thresholds: Mapping[str, Thresholds], scores: Mapping[str, Iterable[float]]
-                  ) -> dict[str, list]:
-    """Apply saved thresholds to new scores, per configuration key (keys must match)."""
-    missing = sorted(set(scores) - set(thresholds))
-    if missing:
-        raise KeyError(f"no thresholds for configuration(s): {', '.join(missing)}")
-    return {key: thresholds[key].classify(list(values)) for key, values in scores.items()}
+        raise InputError(f"{path}: cannot read thresholds: {error}") from error

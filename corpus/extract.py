@@ -31,6 +31,7 @@ from corpus.select import (
     render_report,
     select_targets,
 )
+from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 
 
 def read_source_text(path: Path, expected_language: str | None = None,
@@ -184,18 +185,18 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
     from corpus.tokens import make_counters
 
     if not _LANGUAGE_CODE.match(natural_language):
-        raise ValueError(f"--lang must be an ISO 639-1 code such as nl or zh, "
+        raise InputError(f"--lang must be an ISO 639-1 code such as nl or zh, "
                          f"not {natural_language!r}")
     if programming_language is not None and programming_language not in PROGRAMMING_LANGUAGES:
-        raise ValueError(f"unknown programming language {programming_language!r}; known: "
+        raise InputError(f"unknown programming language {programming_language!r}; known: "
                          f"{', '.join(sorted(PROGRAMMING_LANGUAGES))}")
     if encoding != "auto":
         decode_source(b"", None, encoding)  # an unknown encoding name fails here, before any work
     discovered = discover(paths, programming_language)
     if discovered.problems:
-        raise ValueError("; ".join(f"{path}: {why}" for path, why in discovered.problems))
+        raise InputError("; ".join(f"{path}: {why}" for path, why in discovered.problems))
     if not discovered.files:
-        raise ValueError(f"no source files under {', '.join(map(str, paths))} "
+        raise InputError(f"no source files under {', '.join(map(str, paths))} "
                          f"({discovered.ignored_extensions} files with other extensions ignored; "
                          f"known: {', '.join(sorted(PROGRAMMING_LANGUAGES))})")
     sources, problems = load_sources(discovered, programming_language, repo, natural_language,
@@ -316,16 +317,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     languages = None
     if args.langid_languages:
         languages = [x.strip() for x in args.langid_languages.split(",") if x.strip()]
-    try:
-        result = run_extract(
-            args.paths, natural_language=args.lang, dataset=args.dataset, db_url=args.db,
-            repo=args.repo, licence=args.licence, programming_language=args.programming_language,
-            config=config, tokenizers=args.tokenizer, detector_kind=args.detector,
-            detector_languages=languages, encoding=args.encoding,
-            dry_run=args.dry_run)
-    except (ValueError, LookupError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    result = run_extract(
+        args.paths, natural_language=args.lang, dataset=args.dataset, db_url=args.db,
+        repo=args.repo, licence=args.licence, programming_language=args.programming_language,
+        config=config, tokenizers=args.tokenizer, detector_kind=args.detector,
+        detector_languages=languages, encoding=args.encoding,
+        dry_run=args.dry_run)
     if args.explain:
         from corpus.select import render_decisions
 
@@ -335,19 +332,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.report_json).write_text(json.dumps(result.as_dict(), indent=2,
                                                          ensure_ascii=False), encoding="utf-8")
         except OSError as error:
-            print(f"error: cannot write --report-json {args.report_json}: "
-                  f"{error.strerror or error}", file=sys.stderr)
-            return 2
+            raise UserError(f"cannot write --report-json {args.report_json}: "
+                            f"{error.strerror or error}") from error
     if result.report.files_out == 0 and result.already_stored == 0:
-        print(f"error: nothing kept: none of {result.report.files_in} readable files gave a "
-              f"target ({len(result.report.problems)} skipped); see the table above"
-              + ("" if args.explain else ", or --explain for every comment's reason"),
-              file=sys.stderr)
-        return 1
-    return 0
+        raise UserError(f"nothing kept: none of {result.report.files_in} readable files gave a "
+                        f"target ({len(result.report.problems)} skipped); see the table above"
+                        + ("" if args.explain else ", or --explain for every comment's reason"),
+                        exit_code=EXIT_NOTHING_DONE)
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m corpus.extract"))

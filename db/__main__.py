@@ -17,7 +17,6 @@ import sys
 from sqlalchemy.engine import make_url
 
 from db.engine import (
-    DatabaseNotReadable,
     add_database_argument,
     password_in_flag,
     read_only_url,
@@ -27,6 +26,7 @@ from db.engine import (
     table_counts,
     without_password,
 )
+from nlce.cli import EXIT_OK, UserError, is_database_unavailable, run_main
 
 _shown = shown_url  # never print a password
 
@@ -75,15 +75,14 @@ def _cmd_import(args) -> int:
         if problems:
             for line in problems.lines():
                 print(line, file=sys.stderr)
-            print(f"check: {len(problems)} problem(s) in {len(args.paths)} source(s); nothing "
-                  f"was written", file=sys.stderr)
-            return 2
+            raise UserError(f"check: {len(problems)} problem(s) in {len(args.paths)} source(s); "
+                            f"nothing was written")
         print(f"check: no problems in {len(args.paths)} source(s); an import would write:")
         print(writer.stats.summary())
-        return 0
+        return EXIT_OK
     print(f"imported {len(args.paths)} source(s) into {_shown(url)} (one transaction):")
     print(writer.stats.summary())
-    return 0
+    return EXIT_OK
 
 
 def _warn_if_annotators_active(url: str) -> None:
@@ -113,7 +112,7 @@ def _cmd_export(args) -> int:
         print(f"warning: {path} holds the accounts' password hashes: keep it as secret as the "
               f"database (readable by you only), import it with `db import --trust-accounts`, "
               f"then delete it", file=sys.stderr)
-    return 0
+    return EXIT_OK
 
 
 def _cmd_demo(args) -> int:
@@ -124,11 +123,11 @@ def _cmd_demo(args) -> int:
     if counts is None:
         print(f"{_shown(url)} already holds generations; demo not loaded (use --force to merge "
               f"it in anyway)")
-        return 0
+        return EXIT_OK
     print(f"demo dataset loaded into {_shown(url)} (DEMO DATA; demo users anna, bas, lead; "
           f"password 'demo'):")
     print("  " + ", ".join(f"{k} {n}" for k, n in counts.items() if n))
-    return 0
+    return EXIT_OK
 
 
 def _cmd_info(args) -> int:
@@ -138,7 +137,7 @@ def _cmd_info(args) -> int:
     width = max(map(len, counts))
     for name, n in counts.items():
         print(f"  {name:<{width}}  {n:>7}")
-    return 0
+    return EXIT_OK
 
 
 def _cmd_upgrade(args) -> int:
@@ -153,7 +152,7 @@ def _cmd_upgrade(args) -> int:
     probe.dispose()
     after = current_revision(get_engine(url))  # opening the database runs the migrations
     print(f"{_shown(url)}: schema {before or 'empty'} -> {after} (head {head_revision()})")
-    return 0
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -228,10 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from db.annotations import AnnotationError
-    from db.formats import FormatError
     from db.importer import ImportFailed
-    from nlce.cli import is_database_unavailable
 
     args = build_parser().parse_args(argv)
     if password_in_flag(args.db):
@@ -241,21 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except ImportFailed as error:
-        print(f"import failed, nothing was written: {error}", file=sys.stderr)
-        return 2
-    except (AnnotationError, FormatError, DatabaseNotReadable, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise UserError(f"import failed, nothing was written: {error}") from error
     except SQLAlchemyError as error:  # the server refused us, or the database is damaged
         if is_database_unavailable(error):
             raise  # the one line every CLI prints for it: nlce.cli.run_main
         first = (str(getattr(error, "orig", None) or error).strip().splitlines() or [""])[0]
-        print(f"database error ({shown_url(resolve_url(args.db))}): "
-              f"{without_password(first, resolve_url(args.db))}", file=sys.stderr)
-        return 2
+        raise UserError(f"database error ({shown_url(resolve_url(args.db))}): "
+                        f"{without_password(first, resolve_url(args.db))}") from error
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m db"))

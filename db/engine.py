@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
 from db import models
+from nlce.cli import InputError
 from taxonomy import default_taxonomy
 
 DATABASE_URL_ENV = "NLCE_DATABASE_URL"
@@ -68,7 +69,7 @@ def password_in_flag(url: str | None) -> bool:
 # Commands that only read (db info, db export, align, judges.report) open the database read-only:
 # they work on a read-only file system or with a read-only server role, and cannot change it.
 
-class DatabaseNotReadable(ValueError):
+class DatabaseNotReadable(InputError):
     """A database a read-only command cannot use as it is: missing, or its schema needs an
     upgrade (which writes); the message names it and what to do."""
 

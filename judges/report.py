@@ -46,13 +46,14 @@ from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
     load_verdicts,
     status_counts,
 )
-from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
+from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels, parse_policy
 from agreement.robustness import STUDIES, study_tables
 from agreement.robustness_report import study_figures
 from agreement.statistics import code_precision_recall
 from db import models
 from db.engine import add_database_argument, read_only_url, session_scope
-from nlce.outputs import OutputError, check_output_folder, output_set, write_csv
+from nlce.cli import EXIT_OK, run_main
+from nlce.outputs import check_output_folder, output_set, write_csv
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
@@ -408,18 +409,15 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console(width=200)
-    try:
-        if args.out:
-            check_output_folder(args.out, OWNED)
-        # a report only reads: the database is opened read-only (a read-only disk will do)
-        report = build_report(read_only_url(args.db), args.bootstrap, args.labels)
-    except (ValueError, OutputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    parse_policy(args.labels)  # a bad --labels fails before anything is read
+    if args.out:
+        check_output_folder(args.out, OWNED)  # and a wrong --out (OutputError)
+    # a report only reads: the database is opened read-only (a read-only disk will do)
+    report = build_report(read_only_url(args.db), args.bootstrap, args.labels)
     rates = report["failure_rates"]
     if rates.empty:
         console.print("no judge responses in this database; run `python -m judges.run` first")
-        return 0
+        return EXIT_OK
     base = ["run_id", "model", "language", "strategy"]
     _print_runs(console, report["runs"])
     _print_table(console, "Verdicts per run, one per generation (parse failures = parse_error + "
@@ -446,21 +444,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         from judges.report_html import write_html
 
-        try:
-            with output_set(args.out, OWNED) as folder:  # whole or not at all
-                data_files = write_report(report, folder)
-                figures = write_figures(report, folder)
-                page = write_html(report, folder / "report.html", data_files, figures)
-        except OutputError as exc:
-            print(f"error: {exc}; the previous report (if any) is unchanged", file=sys.stderr)
-            return 2
+        with output_set(args.out, OWNED) as folder:  # whole or not at all (OutputError)
+            data_files = write_report(report, folder)
+            figures = write_figures(report, folder)
+            page = write_html(report, folder / "report.html", data_files, figures)
         for path in data_files + figures:
             console.print(f"wrote {args.out / path.relative_to(folder)}")
         console.print(f"report: {args.out / page.relative_to(folder)}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m judges.report"))

@@ -32,10 +32,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from nlce.cli import UserError
+
 EXECUTORS = ("inprocess", "process", "ray")
 
 
-class ExecutorError(RuntimeError, ValueError):
+class ExecutorError(UserError, RuntimeError, ValueError):
     """An executor that cannot start (Ray missing, cluster unreachable, bad option)."""
 
 

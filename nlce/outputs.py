@@ -1,8 +1,8 @@
 """How commands write files for people: CSV cells a spreadsheet shows as text, never runs
 (`csv_cell`, `write_csv`), and a set of output files written whole or not at all (`output_set`).
 
-No project imports here (like `nlce.cli`): db's export, align, judges.report and the app's
-downloads all use it.
+No project imports but `nlce.cli` (its `UserError`): db's export, align, judges.report and the
+app's downloads all use it.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
+
+from nlce.cli import UserError
 
 # A spreadsheet treats a cell starting with one of these as a formula (OWASP, "CSV Injection"):
 # `=HYPERLINK(...)`, `@SUM(...)`, `+cmd|...`, `-2+3`, and the tab / carriage return variants.
@@ -81,9 +83,9 @@ def csv_text(rows: Iterable[dict]) -> str:
 
 # ------------------------------------------------------------------------------ output sets
 
-class OutputError(OSError):
+class OutputError(UserError):
     """An output folder that cannot be written (a file in its place, foreign files in it, a full
-    disk); the message names the path, and nothing of the set was written."""
+    disk): a `UserError` whose message names the path; nothing of the set was written."""
 
 
 PART = ".part-"  # hidden sibling folders: .NAME.part-PID-RANDOM while written
@@ -163,7 +165,8 @@ def _disk_message(error: OSError, part: Path | None, out: Path) -> str:
             if files else None
         name = newest.relative_to(part).as_posix() if newest else None
     reason = _REASONS.get(error.errno, error.strerror or str(error))
-    return f"could not write {out / name if name else out}: {reason}"
+    return (f"could not write {out / name if name else out}: {reason}; nothing of it was kept "
+            f"(an earlier {out.name}, if any, is unchanged)")
 
 
 @contextmanager

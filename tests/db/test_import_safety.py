@@ -15,9 +15,13 @@ from annotate.auth import hash_password
 from annotate.service.signin import authenticate, start_session
 from db import models as m
 from db import session_scope
-from db.__main__ import main, table_counts
+from db.__main__ import main as db_main
+from db.__main__ import table_counts
 from db.exporter import export_jsonl
 from db.importer import ImportFailed, import_jsonl
+from testing.cli import as_command
+
+main = as_command(db_main, "python -m db")
 
 NOTE_AT = 12  # index of anna's first annotation in small_records()
 
