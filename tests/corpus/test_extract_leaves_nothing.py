@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from corpus.extract import main as extract_main
+from corpus.extract import main as extract_command
 from db import session_scope
 from db.models import Dataset
+from testing.cli import as_command
+
+extract_main = as_command(extract_command, "python -m corpus.extract")
 
 
 def _datasets(url) -> list[str]:

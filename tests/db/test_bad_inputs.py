@@ -10,8 +10,11 @@ import json
 import pytest
 from db_testkit import release_rows, small_records, write_release
 
-from db.__main__ import main
+from db.__main__ import main as db_main
 from db.engine import table_counts
+from testing.cli import as_command
+
+main = as_command(db_main, "python -m db")
 
 HEADER = "item_id,language,model,reference,prediction,label\n"
 ROWS = "a,en,m,The cat sat.,A cat sat.,partial\nb,en,m,Dogs bark.,Dogs bark loudly.,correct\n"

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from metrics.config import MAX_GRID_BYTES, ConfigError, load_grid
-from metrics.score import main
+from metrics.score import main as score_main
+from testing.cli import as_command
+
+main = as_command(score_main, "python -m metrics.score")
 
 
 def test_an_oversized_grid_is_refused_before_parsing(tmp_path, capsys):
