@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     url = resolve_url(args.db)
     from align.kde import parse_bandwidth
     from align.pipeline import AlignOptions, parse_split
+    from align.report import OWNED
     from align.thresholds import load_thresholds
+    from nlce.outputs import check_output_folder, write_csv
 
     # bad options fail here, before anything is read (InputError: one line, exit 2)
     bandwidth = parse_bandwidth(args.bandwidth)
@@ -92,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--apply-to needs --fit-on")
     saved = load_thresholds(args.thresholds) if args.thresholds else None
     parse_policy(args.labels)
+    check_output_folder(args.out, OWNED)  # a wrong --out fails before the work (OutputError)
     if args.demo:
         from align.demo import prepare_demo
 
@@ -104,15 +107,17 @@ def main(argv: list[str] | None = None) -> int:
                            judges=not args.no_judges, datasets=tuple(args.dataset))
     from align.pipeline import run_alignment
     from align.report import print_table, to_json, write_report
+    from db.engine import read_only_url
 
     started = time.perf_counter()
-    report = run_alignment(url, options)
+    # aligning only reads: the database is opened read-only (a read-only disk will do)
+    report = run_alignment(read_only_url(url), options)
     aligned = time.perf_counter() - started
     written = write_report(report, Path(args.out), with_figures=not args.no_figures)
     if args.format == "table":
         print_table(report, console)
     elif args.format == "csv":
-        report.metrics.kappa.to_csv(sys.stdout, index=False)
+        write_csv(sys.stdout, report.metrics.kappa)
     else:
         import json
 

@@ -145,5 +145,7 @@ def load_thresholds(path: str | Path) -> dict[str, Thresholds]:
         if payload.get("format") != THRESHOLDS_FORMAT:
             raise ValueError(f"format {payload.get('format')!r}, expected {THRESHOLDS_FORMAT!r}")
         return {key: Thresholds.from_dict(t) for key, t in payload["thresholds"].items()}
+    except RecursionError:
+        raise ValueError(f"{path}: cannot read thresholds: nested too deeply") from None
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
         raise InputError(f"{path}: cannot read thresholds: {error}") from error

@@ -112,7 +112,9 @@ class ExtractResult:
         return out
 
 
-def _get_or_create_dataset(db_url: str | None, name: str) -> int:
+def _get_or_create_dataset(db_url: str | None, name: str, create: bool = True) -> int | None:
+    """The dataset's id; a missing one is created (or, with `create=False`, None: a run that
+    keeps no file leaves no empty dataset behind)."""
     from sqlalchemy.exc import IntegrityError
 
     from db.engine import session_scope
@@ -122,6 +124,8 @@ def _get_or_create_dataset(db_url: str | None, name: str) -> int:
         try:
             with session_scope(db_url) as session:
                 found = session.exec(sql_select(Dataset).where(Dataset.name == name)).first()
+                if found is None and not create:
+                    return None
                 if found is None:
                     found = Dataset(name=name)
                     session.add(found)
@@ -202,8 +206,8 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
     duplicates = DuplicateIndex(threshold=config.near_threshold, near=config.dedup_near)
     already = 0
     if not dry_run:
-        dataset_id = _get_or_create_dataset(db_url, dataset)
-        stored = _stored_files(db_url, dataset_id)
+        dataset_id = _get_or_create_dataset(db_url, dataset, create=False)
+        stored = _stored_files(db_url, dataset_id) if dataset_id is not None else []
         stored_keys = {(r, p) for r, p, _ in stored}
         for r, p, content in stored:
             duplicates.add(f"(stored) {r}/{p}".lstrip("/"), content)
@@ -228,7 +232,8 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
     report.problems[:0] = problems
     result = ExtractResult(report, dataset_id, already_stored=already,
                            ignored_extensions=discovered.ignored_extensions)
-    if not dry_run:
+    if not dry_run and selected:  # the dataset is created only for something to put in it
+        dataset_id = result.dataset_id = _get_or_create_dataset(db_url, dataset)
         for item in selected:
             try:
                 result.written_targets += write_selected_file(

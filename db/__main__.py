@@ -5,6 +5,9 @@
   export  --out DIR --format jsonl|parquet          everything, incl. annotations and scores
   demo                                              load the shipped demo dataset
   info                                              row counts per table
+
+info and export only read: they open the database read-only (a read-only disk or server role
+is enough) and never create or upgrade one.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from sqlalchemy.engine import make_url
 from db.engine import (
     add_database_argument,
     password_in_flag,
+    read_only_url,
     resolve_url,
     session_scope,
     shown_url,
@@ -99,7 +103,7 @@ def _cmd_export(args) -> int:
     from db.exporter import export_jsonl, export_parquet
 
     url = resolve_url(args.db)
-    with session_scope(url) as session:
+    with session_scope(read_only_url(url)) as session:  # reads only: works on a read-only disk
         writer = export_jsonl if args.format == "jsonl" else export_parquet
         path, counts = writer(session, args.out, args.include_password_hashes)
     print(f"exported {sum(counts.values())} records from {_shown(url)} to {path}:")
@@ -128,7 +132,7 @@ def _cmd_demo(args) -> int:
 
 def _cmd_info(args) -> int:
     url = resolve_url(args.db)
-    counts = table_counts(url)
+    counts = table_counts(read_only_url(url))
     print(f"{_shown(url)}")
     width = max(map(len, counts))
     for name, n in counts.items():

@@ -72,8 +72,8 @@ def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, mess
     assert message in " ".join(err.split())
 
 
-def test_cli_on_an_empty_database_says_what_is_missing(db_url, tmp_path, capsys):
-    assert main(["--db", db_url, "--out", str(tmp_path), "--no-figures"]) == 0
+def test_cli_on_an_empty_database_says_what_is_missing(engine, db_url, tmp_path, capsys):
+    assert main(["--db", db_url, "--out", str(tmp_path / "out"), "--no-figures"]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "no human labels found" in printed
 

@@ -119,8 +119,10 @@ PIPELINES = [
 
 
 @pytest.mark.parametrize("command, home, step, argv", PIPELINES, ids=[p[0] for p in PIPELINES])
-def test_a_bug_inside_a_pipeline_is_named_a_bug(command, home, step, argv, db_url, tmp_path,
-                                                monkeypatch, capsys, no_debug):
+def test_a_bug_inside_a_pipeline_is_named_a_bug(command, home, step, argv, engine, db_url,
+                                                tmp_path, monkeypatch, capsys, no_debug):
+    # `engine`: the database exists (align and judges.report only read: a missing one is
+    # refused before the pipeline starts)
     main = importlib.import_module(command).main
     monkeypatch.setattr(importlib.import_module(home), step, _bug)
     monkeypatch.chdir(tmp_path)  # align writes its report under ./reports by default

@@ -150,7 +150,8 @@ def test_export_never_writes_through_a_planted_link(tmp_path, db_url, small_json
     assert main(["export", "--out", str(out), "--db", db_url]) == 0
     assert victim.read_text(encoding="utf-8") == "precious\n"
     assert (out / "export.jsonl").read_text(encoding="utf-8").count("\n") == 22
-    assert sorted(p.name for p in out.iterdir()) == ["export.jsonl", "export.jsonl.part"]
+    # the old folder, link included, was replaced whole by the new one (the link not followed)
+    assert sorted(p.name for p in out.iterdir()) == ["export.jsonl"]
 
 
 def test_a_failed_export_leaves_no_part_file(tmp_path, db_url, small_jsonl):
@@ -160,7 +161,7 @@ def test_a_failed_export_leaves_no_part_file(tmp_path, db_url, small_jsonl):
     out = tmp_path / "out"
     with pytest.raises(ValueError), session_scope(db_url) as session:
         export_jsonl(session, out)
-    assert list(out.iterdir()) == []  # no part, no half file
+    assert not out.exists() and not list(tmp_path.glob(".out*"))  # no folder, no part
 
 
 # ------------------------------------------------------------------------------ moves
