@@ -24,8 +24,8 @@ def load_demo(url: str | None = None) -> dict[str, int]:
     from db.importer.records import ACCOUNTS_TRUSTED
 
     with session_scope(url) as session:  # the shipped demo file brings its demo accounts
-        import_jsonl(session, [DEMO_JSONL],
-                     writer=RecordWriter(session, accounts=ACCOUNTS_TRUSTED))
+        import_jsonl(session, [DEMO_JSONL],  # and its lead
+                     writer=RecordWriter(session, accounts=ACCOUNTS_TRUSTED, privileges=True))
     return table_counts(url)
 
 
