@@ -25,6 +25,7 @@ from db.formats import FormatError, check_language, locate_comment, sha256_text
 from db.formats.text import TextLimits
 from db.importer.errors import ImportStats, Problems, Reject
 from db.importer.results import ResultWriters
+from db.passwords import PasswordHashError, check_importable
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
 from taxonomy.languages import LanguageCodeError, check_app_languages
 
@@ -34,9 +35,13 @@ def _differs(row, values: dict) -> bool:
 
 
 # What an import may do to accounts (`annotator` records): `ACCOUNTS_NONE` only refers to
-# existing ones; `ACCOUNTS_CREATE` (`db import --accounts`) creates new ones and updates their
-# languages, names and active flag; `ACCOUNTS_TRUSTED` (`--trust-accounts`) also takes password
-# hashes. No import changes the role of an existing account: that is done on the Team page.
+# existing ones; `ACCOUNTS_CREATE` (`db import --accounts`) creates new ones (annotators and
+# experts, never leads) and updates their languages and names; `ACCOUNTS_TRUSTED`
+# (`--trust-accounts`) also takes password hashes (none weaker than `db.passwords.minimum_cost`).
+# Privileges need their own flag (`--account-privileges`, `privileges=True`): creating a lead
+# account, and changing whether an existing account is active (re-activating an account a lead
+# deactivated would let its old password sign in again). No import changes the role of an
+# existing account: that is done on the Team page.
 ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED = "none", "create", "trusted"
 ACCOUNT_POLICIES = (ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED)
 
@@ -56,11 +61,13 @@ class RecordWriter(ResultWriters):
     """Writes validated project records into one session, resolving natural keys."""
 
     def __init__(self, session: Session, problems: Problems | None = None, *,
-                 accounts: str = ACCOUNTS_NONE, limits: TextLimits | None = None):
+                 accounts: str = ACCOUNTS_NONE, privileges: bool = False,
+                 limits: TextLimits | None = None):
         if accounts not in ACCOUNT_POLICIES:
             raise ValueError(f"accounts must be one of {ACCOUNT_POLICIES}, got {accounts!r}")
         self.session = session
         self.accounts = accounts
+        self.privileges = privileges
         self.limits = limits or TextLimits.from_env()
         self.stats = ImportStats()
         self.problems = problems if problems is not None else Problems()
@@ -294,6 +301,11 @@ class RecordWriter(ResultWriters):
         if rec.get("password_hash") and policy != ACCOUNTS_TRUSTED:
             raise Reject("password hashes are imported only with --trust-accounts (a trusted "
                          "migration)", "password_hash")
+        if rec.get("password_hash"):
+            try:
+                check_importable(rec["password_hash"])
+            except PasswordHashError as error:
+                raise Reject(str(error), "password_hash") from None
         if existing is None and policy == ACCOUNTS_NONE:
             raise Reject(f"account {username!r} does not exist; an import creates accounts only "
                          f"with --accounts", "username")
@@ -303,6 +315,15 @@ class RecordWriter(ResultWriters):
         if existing is not None and policy == ACCOUNTS_NONE:
             self._annotators[username] = existing.id  # referred to, left as it is
             return "unchanged"
+        if existing is None and role == "lead" and not self.privileges:
+            raise Reject(f"account {username!r} would be a new lead account; an import creates "
+                         f"leads only with --account-privileges", "role")
+        if existing is not None and "active" in rec and bool(rec["active"]) != bool(
+                existing.active) and not self.privileges:
+            raise Reject(f"account {username!r} is {'active' if existing.active else 'deactivated'}"
+                         f" here and the record would {'de' if existing.active else 're-'}activate"
+                         f" it; an import does that only with --account-privileges (or leave "
+                         f"'active' out of the record)", "active")
         values = {} if existing is not None else {"role": role}
         for name in ("languages", "display_name", "interface_language", "active"):
             if name in rec:
