@@ -42,7 +42,7 @@ LOCKOUT = timedelta(minutes=15)
 SESSION_LIFETIME = timedelta(hours=12)
 RATE_BURST = 5  # sign-in attempts a client may make at once ...
 RATE_INTERVAL = 6.0  # ... and then one per this many seconds
-SLOT_WAIT_S = 30.0  # how long an attempt waits for a free scrypt slot before "busy"
+SLOT_WAIT_S = 60.0  # how long an attempt waits for a free scrypt slot before "busy"
 SIGN_IN_FAILED = ("Sign-in failed: wrong username or password. After 5 failed tries in a row "
                   "from this address, this name waits 15 minutes here (elsewhere it is not "
                   "affected); ask your lead if you cannot sign in.")
