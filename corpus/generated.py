@@ -49,11 +49,48 @@ WIZARD_PHRASES = (
     "created by Microsoft Visual C++", "code generated on",
     "“关于”菜单项", "生成的消息映射函数", "DDX/DDV 支持", "中排除极少使用的资料",
     "中排除不常使用的资料", "如果向对话框添加最小化按钮", "当用户拖动最小化窗口时",
-    "基于文件的标准文档命令", "标准打印设置命令", "SHARED_HANDLERS 可以在实现预览", "仅从序列化创建",
+    "基于文件的标准文档命令", "标准打印设置命令", "SHARED_HANDLERS 可以在实现预览",
+    "仅从序列化创建",
     "控件条嵌入成员", "创建选项卡窗口", "支持重新启动管理器", "所有命令将通过此控件路由",
     "加载视图图像", "菜单项添加到系统菜单中", "IDM_ABOUTBOX 必须在系统命令范围内",
     "由 Microsoft Visual C++ 创建", "代码生成在", "有关此类的实现，请参阅",
     "将定义可用的最高版本的", "将定义最高版本的可用",
+    # the MFC AppWizard's application, document, view and dialog classes (the Chinese lines
+    # were found in two or more of the legacy repositories measured in bench/README.md)
+    "Place all significant initialization in InitInstance", "Dispatch commands specified on",
+    "rather than start the application's message pump", "Since the dialog has been closed",
+    "App command to run the dialog", "device context for painting",
+    "Register the application's document templates", "Standard initialization",
+    "some CString constructors will be explicit", "wish to reduce the size of your final",
+    "Change the registry key under which our settings", "Load standard INI file options",
+    "Initialize OLE libraries", "create main MDI Frame window",
+    "Parse command line for standard shell commands", "has been initialized, so show and update",
+    "Modify this code to draw the document's data", "Set the icon for this dialog",
+    "non-debug version is inline", "overridden to draw this view", "Center icon in client rect",
+    "InitCommonControlsEx() is required", "include all the common control classes",
+    "built using Common Language Runtime support", "sets search content for a Search Handler",
+    "Support for thumbnails", "Support for Search Handlers", "Create output panes",
+    "Fill in some static tree view data", "called first time after construct",
+    "Field/Param Data", "Your connection string might contain a password",
+    "将所有重要的初始化放置在", "这将由框架自动完成", "调度在命令行中指定的命令",
+    "而不是启动应用程序的消息泵",
+    "由于对话框已关闭，所以将返回", "用于运行对话框的应用程序命令", "用于绘制的设备上下文",
+    "用于为搜索处理程序设置搜索内容", "注册应用程序的文档模板", "某些 CString 构造函数将是显式的",
+    "如果未使用这些功能并希望减小", "最终可执行文件的大小，则应移除下列",
+    "更改用于存储设置的注册表项",
+    "搜索处理程序的支持", "缩略图的支持", "将用作文档、框架窗口和视图之间的连接",
+    "将它设置为包括所有要在应用程序中使用的", "如果要为以前的 Windows 平台生成应用程序",
+    "宏设置为要支持的平台", "利用公共语言运行时支持", "如果一个运行在 Windows XP 上的应用程序清单",
+    "使用 ComCtl32.dll 版本 6 或更高版本", "加载标准 INI 文件选项", "初始化 OLE 库",
+    "创建主 MDI 框架窗口", "分析标准 shell 命令", "内容部分应由“;”分隔", "例如修改为公司或组织名",
+    "控件需要  AfxInitRichEdit", "从文档数据设置搜索内容", "已初始化，因此显示它并对其进行更新",
+    "不需要的特定初始化例程", "应适当修改该字符串", "替换为唯一的 ID 字符串",
+    "处理可能已添加的附加资源",
+    "项目中进行定义，并允许与该项目共享文档代码", "自定义加载/保存方法", "必须在系统命令范围内",
+    "必须按照生成顺序向", "“重新启动管理器”支持才能正常工作", "修改此代码以绘制文档数据",
+    "设置此对话框的图标", "非调试版本是内联的", "重写以绘制该视图", "填入一些静态树视图数据",
+    "创建输出窗格", "连接字符串可能包含密码", "字段/参数数据", "构造后第一次调用",
+    "使图标在工作区矩形中居中",
     # Windows Forms, console templates, AssemblyInfo
     "Required designer variable", "Clean up any resources being used",
     "Required method for Designer support", "The main entry point for the application",
@@ -69,7 +106,7 @@ _WIZARD = re.compile(
     + r"|^\W*[\w\-. ]+\.(cpp|cxx|cc|c|h|hpp|cs)\s*[:：]\s*(defines? the |implementation (file|of)"
       r"|(main )?header file|interface of the |source file that includes"
       r"|include file for standard system|定义|实现文件|头文件|.{0,40}类的接口|只包括标准包含文件"
-      r"|标准系统包含文件|.{0,40}应用程序的主头文件)"
+      r"|标准系统包含文件|.{0,40}应用程序的主头文件|.{0,40}类的实现)"
     # a ClassWizard section title: "CMyDlg message handlers", "CMyApp 构造"
     + r"|^\W*\w+ (message handlers|消息处理程序)\W*$"
       r"|^\W*(?-i:C[A-Z])\w* ?(construction|destruction|construction/destruction|diagnostics"
