@@ -91,6 +91,13 @@ WIZARD_PHRASES = (
     "设置此对话框的图标", "非调试版本是内联的", "重写以绘制该视图", "填入一些静态树视图数据",
     "创建输出窗格", "连接字符串可能包含密码", "字段/参数数据", "构造后第一次调用",
     "使图标在工作区矩形中居中",
+    "point;rectangle;circle;ole object", "debug version in", "Select clicked item",
+    "Attach list windows to tab", "Create the shell manager, in case the dialog",
+    "unless you set the focus to a control", "may contain plain text passwords",
+    "reflect the actual data type of the database field", "customize MDI child frame",
+    "中的调试版本", "选择已单击的项", "将列表窗口附加到选项卡", "创建 shell 管理器，以防对话框包含",
+    "除非将焦点设置到控件，否则返回", "此连接字符串中可能包含明文密码", "反映数据库字段",
+    "自定义 MDI 子框架",
     # Windows Forms, console templates, AssemblyInfo
     "Required designer variable", "Clean up any resources being used",
     "Required method for Designer support", "The main entry point for the application",
@@ -110,8 +117,8 @@ _WIZARD = re.compile(
     # a ClassWizard section title: "CMyDlg message handlers", "CMyApp 构造"
     + r"|^\W*\w+ (message handlers|消息处理程序)\W*$"
       r"|^\W*(?-i:C[A-Z])\w* ?(construction|destruction|construction/destruction|diagnostics"
-      r"|drawing|commands|dialog|serialization|printing|initialization|对话框|构造|构造/析构|诊断"
-      r"|绘制|命令|初始化|序列化|打印)\W*$"
+      r"|drawing|commands|dialog|serialization|printing|initialization|database support|对话框"
+      r"|构造|构造/析构|诊断|绘制|命令|初始化|序列化|打印|数据库支持)\W*$"
       r"|the one and only \w+ object|唯一的一个 ?\w+ ?对象",
     re.IGNORECASE | re.MULTILINE)
 
