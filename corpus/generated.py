@@ -97,7 +97,9 @@ WIZARD_PHRASES = (
     "reflect the actual data type of the database field", "customize MDI child frame",
     "中的调试版本", "选择已单击的项", "将列表窗口附加到选项卡", "创建 shell 管理器，以防对话框包含",
     "除非将焦点设置到控件，否则返回", "此连接字符串中可能包含明文密码", "反映数据库字段",
-    "自定义 MDI 子框架",
+    "自定义 MDI 子框架", "Windows Native\" visual manager", "Fill output tabs with some dummy text",
+    "RFX_Text() and RFX_Int()", "Wizard generated", "“Windows Native”视觉管理器",
+    "使用一些虚拟文本填写输出选项卡", "RFX_Text() 和 RFX_Int()", "向导生成",
     # Windows Forms, console templates, AssemblyInfo
     "Required designer variable", "Clean up any resources being used",
     "Required method for Designer support", "The main entry point for the application",
