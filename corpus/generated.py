@@ -100,6 +100,8 @@ WIZARD_PHRASES = (
     "自定义 MDI 子框架", "Windows Native\" visual manager", "Fill output tabs with some dummy text",
     "RFX_Text() and RFX_Int()", "Wizard generated", "“Windows Native”视觉管理器",
     "使用一些虚拟文本填写输出选项卡", "RFX_Text() 和 RFX_Int()", "向导生成",
+    "Tab control should cover the whole client area", "Delete the shell manager created above",
+    "选项卡控件应覆盖整个工作区", "删除上面创建的 shell 管理器",
     # Windows Forms, console templates, AssemblyInfo
     "Required designer variable", "Clean up any resources being used",
     "Required method for Designer support", "The main entry point for the application",
