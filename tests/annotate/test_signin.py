@@ -130,6 +130,14 @@ def test_lockout_and_sessions_on_sqlite_and_postgresql(app_any_db):
         for _ in range(service.MAX_FAILURES):
             _failure(session, "bas", "guess")
         assert _failure(session, "bas", PASSWORD) == service.SIGN_IN_FAILED
+        gate = service.SignInGate(burst=100)
+        for _ in range(service.MAX_FAILURES):  # per (name, client) on both backends
+            _failure(session, "anna", "guess", client="ip:203.0.113.9", gate=gate)
+        assert _failure(session, "anna", PASSWORD, client="ip:203.0.113.9", gate=gate) \
+            == service.SIGN_IN_FAILED
+        assert service.authenticate(session, "anna", PASSWORD, client="ip:198.51.100.4",
+                                    gate=gate).username == "anna"
+        session.commit()
         token = service.start_session(session, people["anna"])
         session.commit()
         assert service.session_account(session, token).username == "anna"
