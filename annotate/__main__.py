@@ -31,15 +31,16 @@ def database_is_empty(url: str) -> bool:
         return session.exec(select(func.count()).select_from(m.Generation)).scalar_one() == 0
 
 
-def add_user(url: str, username: str, role: str, languages: str) -> int:
+def add_user(url: str, username: str, role: str, languages: str, sso_only: bool = False) -> int:
     from annotate import service
     from db import session_scope
 
-    password = os.environ.get("NLCE_NEW_PASSWORD") or getpass.getpass(f"password for {username}: ")
+    password = None if sso_only else (os.environ.get("NLCE_NEW_PASSWORD")
+                                      or getpass.getpass(f"password for {username}: "))
     try:
         with session_scope(url) as session:
             user = service.create_annotator(  # the bootstrap path: direct database access
-                session, acting=service.OPERATOR, username=username, password=password or None,
+                session, acting=service.OPERATOR, username=username, password=password,
                 role=role,
                 languages=[lang for lang in languages.split(",") if lang.strip()])
     except service.AnnotateError as error:
@@ -94,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     account.add_argument("--add-user", metavar="USERNAME")
     account.add_argument("--role", default="annotator", choices=("annotator", "lead", "expert"))
     account.add_argument("--languages", default="", help="comma-separated, e.g. nl,pl")
+    account.add_argument("--sso-only", action="store_true",
+                         help="no password: the account signs in by single sign-on only")
     args = parser.parse_args(argv)
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls-cert and --tls-key go together")
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"TLS file not found: {path}")
     url = resolve_url(args.db)
     if args.add_user:
-        return add_user(url, args.add_user, args.role, args.languages)
+        return add_user(url, args.add_user, args.role, args.languages, args.sso_only)
     if args.demo and database_is_empty(url):
         from db.demo import ensure_demo_database
 

@@ -109,13 +109,18 @@ def run_pages() -> None:
         st.Page("views/guidelines.py", title=t("nav.guidelines"), icon="📖",
                 url_path="guidelines")]}
     if user.is_lead:
-        pages[t("nav.lead")] = [  # url paths fixed: bookmarks work in every language
-            st.Page("views/team.py", title=t("nav.team"), icon="👥", url_path="team"),
+        with ui.db() as session:
+            flags = service.open_flag_count(session, acting=user.id)
+        count = " · " + t("nav.open_flags", count=flags) if flags else ""  # on the menu too
+        team = t("nav.team") + count
+        pages[t("nav.lead") + count] = [  # url paths fixed: bookmarks work in every language
+            st.Page("views/team.py", title=team, icon="👥", url_path="team"),
             st.Page("views/assign.py", title=t("nav.assign"), icon="📋", url_path="assign"),
             st.Page("views/agreement.py", title=t("nav.agreement"), icon="🤝",
                     url_path="agreement"),
             st.Page("views/adjudicate.py", title=t("nav.adjudicate"), icon="⚖️",
                     url_path="adjudicate"),
+            st.Page("views/review.py", title=t("nav.review"), icon="✅", url_path="review"),
             st.Page("views/summary.py", title=t("nav.summary"), icon="📊", url_path="summary"),
             st.Page("views/analysis.py", title=t("nav.analysis"), icon="📈",
                     url_path="analysis"),

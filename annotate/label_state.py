@@ -84,7 +84,7 @@ def _save(status: str | None = None) -> bool:
         outage.keep(label)  # stored by _flush_pending once the database is back
         return False
     outage.forget()  # a newer label was stored: an older kept one must not follow it
-    item.update(revision=saved.revision, status=saved.status)
+    item.update(revision=saved.revision, status=saved.status, note=note)
     if "lbl_queue" in S:
         S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
     S["lbl_saved_at"] = time.strftime("%H:%M:%S")

@@ -194,6 +194,39 @@ def _longest_prefix_that_ends(text: str, other: str) -> int:
     return k
 
 
+# ------------------------------------------------------------------------------ one item
+
+def _box(css_class: str, head: str, text: str) -> str:
+    return (f'<div class="{css_class}"><div class="nlce-diff-head">{html.escape(head)}</div>'
+            f"<pre>{html.escape(text)}</pre></div>")
+
+
+def item_html(view, words: dict[str, str], *, before: int = 14, after: int = 10) -> str:
+    """An item as annotators and the lead see it (`view`: annotate.service.ItemView): the code
+    around the comment, or a pairs item's own context (none when it has none); then the two
+    comments as a diff, or "the model wrote nothing" beside the original; then what the raw
+    output adds. `words`: the interface texts context, wrote_nothing, original, predicted,
+    overflow."""
+    parts = []
+    if not view.is_pairs:
+        parts.append(code_html(view.content, view.span_start, view.span_end,
+                               programming_language=view.programming_language, path=view.path,
+                               before=before, after=after))
+    elif view.context:
+        parts.append(_box("nlce-context", words["context"], view.context))
+    if view.model_wrote_nothing:  # a real outcome to label, not an empty diff
+        parts.append(f'<div class="nlce-empty-output"><b>{html.escape(words["wrote_nothing"])}'
+                     f"</b></div>" + _box("nlce-diff-side", words["original"],
+                                           view.original_comment))
+        return "".join(parts)
+    parts.append(diff_html(view.original_comment, view.predicted_comment,
+                           original_label=words["original"], predicted_label=words["predicted"]))
+    overflow = output_overflow(view.raw_output, view.predicted_comment)
+    if overflow.strip():
+        parts.append(_box("nlce-overflow", words["overflow"], overflow))
+    return "".join(parts)
+
+
 # ------------------------------------------------------------------------------ code view
 
 _FILENAME_LEXERS = {"python": "python", "java": "java", "javascript": "javascript",

@@ -8,6 +8,7 @@ import os
 import re
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
 import streamlit as st
@@ -35,6 +36,13 @@ PAGE_CSS = """
 [data-testid="stCheckbox"] { min-height: 1.35rem; }
 [data-testid^="stBaseButton"] p { white-space: normal !important; overflow: visible !important;
   text-overflow: clip !important; word-break: normal !important; overflow-wrap: normal !important; }
+/* the labelling buttons keep their whole label in a narrow column (the sidebar open at 1440 px):
+   less padding, and the shortcut key goes under the label rather than cutting it */
+[class*="st-key-lbl_"] [data-testid^="stBaseButton"] { padding-left: 0.3rem !important;
+  padding-right: 0.3rem !important; }
+[data-testid^="stBaseButton"] [data-has-shortcut] { flex-wrap: wrap; justify-content: center;
+  column-gap: 0.3rem; }
+[data-testid^="stBaseButton"] div { overflow: visible !important; text-overflow: clip !important; }
 /* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
 .nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
   margin: 0.1rem 0 -0.2rem 0; }
@@ -62,57 +70,29 @@ def db() -> Iterator:
         st.stop()
 
 
-# Streamlit's shortcuts stay silent while focus is in a field, a checkbox included. This keeps
-# focus where they work: a clicked checkbox lets go of it, Esc leaves any field (the note is
-# saved as it loses focus, and after each pause in typing), `C` goes to the code picker and `M`
-# to the note.
-KEYBOARD_JS = """<script>
-(() => {
-  if (window.nlceKeyboard) return;
-  window.nlceKeyboard = true;
-  const field = (t) => t && (t.isContentEditable || t.tagName === "TEXTAREA"
-    || t.tagName === "SELECT" || t.tagName === "INPUT");
-  const focusIn = (cls, sel) => {
-    const el = document.querySelector("." + cls + " " + sel);
-    if (el) { el.focus(); return true; }
-    return false;
-  };
-  document.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const t = e.target;
-    if (e.key === "Escape" && field(t)) { t.blur(); return; }
-    if (field(t)) return;
-    const key = e.key.toLowerCase();
-    if (key === "c" && focusIn("st-key-lbl_codepick", "input")) e.preventDefault();
-    else if (key === "m" && focusIn("st-key-lbl_note_", "textarea")) e.preventDefault();
-  }, true);
-  // The note reaches the server only when its field loses focus: after a pause in typing,
-  // hand it over (blur) and carry on where the caret was, so a reload loses nothing.
-  let notePause = null;
-  document.addEventListener("input", (e) => {
-    const t = e.target;
-    if (!t || t.tagName !== "TEXTAREA" || !t.closest(".st-key-lbl_note_")) return;
-    clearTimeout(notePause);
-    notePause = setTimeout(() => {
-      if (document.activeElement !== t) return;
-      const start = t.selectionStart, end = t.selectionEnd;
-      t.blur();
-      t.focus();
-      t.setSelectionRange(start, end);
-    }, 1000);
-  }, true);
-  document.addEventListener("change", (e) => {
-    const t = e.target;
-    if (t && t.tagName === "INPUT" && (t.type === "checkbox" || t.type === "radio")) {
-      setTimeout(() => t.blur(), 0);
-    }
-  }, true);
-})();
-</script>"""
+KEYBOARD_JS = (Path(__file__).resolve().parent / "data" / "keyboard.js").read_text("utf-8")
 
 
 def keyboard_helper() -> None:
-    st.html(KEYBOARD_JS, unsafe_allow_javascript=True)
+    """The page's keyboard and note keeper (annotate/data/keyboard.js), put in once a page."""
+    st.html(f"<script>{KEYBOARD_JS}</script>", unsafe_allow_javascript=True)
+
+
+def note_hash(text: str) -> str:
+    """FNV-1a over UTF-16 code units, as keyboard.js computes it: the page tells the browser
+    which note the database holds, so the browser knows when its draft has arrived."""
+    h = 0x811C9DC5
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        h ^= data[i] | (data[i + 1] << 8)
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return format(h, "x")
+
+
+def note_state(user_id: int, generation_id: int, stored_note: str) -> None:
+    """Which note the database holds for this item (read by keyboard.js, shown as nothing)."""
+    st.html(f'<div class="nlce-note-state" data-user="{int(user_id)}" '
+            f'data-item="{int(generation_id)}" data-stored="{note_hash(stored_note)}"></div>')
 
 
 def inject_css() -> None:
@@ -308,6 +288,12 @@ def browser_language() -> str:
         locale = ""
     lang = locale.split("-")[0].lower()
     return lang if lang in LANGUAGES else "en"
+
+
+def item_words() -> dict[str, str]:
+    """The interface texts `render.item_html` shows around an item."""
+    return {key: t(f"label.{key}") for key in ("context", "wrote_nothing", "original",
+                                                "predicted", "overflow")}
 
 
 def t(key: str, **values: object) -> str:

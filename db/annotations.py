@@ -20,6 +20,8 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from db.formats.errors import FormatError
+from db.formats.text import TextLimits
 from db.models import (
     ANNOTATION_STATUSES,
     ANNOTATOR_ROLES,
@@ -65,9 +67,18 @@ class CheckedLabel:
     seconds_spent: float
 
 
+def max_note_chars() -> int:
+    """The most characters a note may hold: the import's text limit (`db.formats.text`), so
+    whatever the app stores an export -> import moves whole."""
+    return TextLimits.from_env().text
+
+
 def check_label(accuracy, codes: Iterable[str] | None, *, status: str = "done", note: str = "",
-                seconds_spent: float = 0.0) -> CheckedLabel:
-    """Validate a label (pure). `accuracy` may be None only when status is not 'done'."""
+                seconds_spent: float = 0.0, note_limit: int | None = None) -> CheckedLabel:
+    """Validate a label (pure): the one check every writer of labels (the app, adjudication,
+    every import) goes through. `accuracy` may be None only when status is not 'done'; the
+    note holds at most `note_limit` characters (an import's --max-text-chars; by default
+    `max_note_chars()`) and nothing a database cannot store."""
     if status not in ANNOTATION_STATUSES:
         raise AnnotationError(f"unknown annotation status {status!r}; expected one of "
                               f"{', '.join(ANNOTATION_STATUSES)}")
@@ -91,7 +102,12 @@ def check_label(accuracy, codes: Iterable[str] | None, *, status: str = "done", 
         raise AnnotationError(f"seconds_spent must be a number, got {seconds_spent!r}") from None
     if seconds < 0:
         raise AnnotationError(f"seconds_spent must be >= 0, got {seconds}")
-    return CheckedLabel(value, checked, status, note or "", seconds)
+    note = note or ""
+    try:
+        TextLimits(text=note_limit or max_note_chars()).check(note, "note")
+    except FormatError as error:
+        raise AnnotationError(f"the note: {error.message}") from None
+    return CheckedLabel(value, checked, status, note, seconds)
 
 
 # ------------------------------------------------------------------------------ annotators
@@ -151,7 +167,7 @@ def _find_annotation(session: Session, generation_id: int, annotator_id: int
 def save_annotation(session: Session, *, generation_id: int, annotator_id: int, accuracy,
                     codes: Iterable[str] | None, note: str = "", seconds_spent: float = 0.0,
                     status: str = "done", expected_revision: int | None = None,
-                    checked: bool = False) -> Annotation:
+                    checked: bool = False, note_limit: int | None = None) -> Annotation:
     """Insert or update the (generation, annotator) label; returns the stored Annotation.
 
     Validates accuracy (any spelling AccuracyLabel.parse accepts) and codes (taxonomy leaves and
@@ -159,8 +175,10 @@ def save_annotation(session: Session, *, generation_id: int, annotator_id: int, 
     AnnotationEvent with the full label. `expected_revision` (0 = "not saved yet") makes the
     save conditional; a mismatch raises StaleAnnotationError and writes nothing. `checked`:
     the caller has just seen the generation and the annotator exist (one round trip less each).
+    `note_limit`: an import's own text limit (see `check_label`).
     """
-    label = check_label(accuracy, codes, status=status, note=note, seconds_spent=seconds_spent)
+    label = check_label(accuracy, codes, status=status, note=note, seconds_spent=seconds_spent,
+                        note_limit=note_limit)
     session.flush()
     if not checked:
         _require(session, Generation, generation_id, "generation")
@@ -294,11 +312,12 @@ def annotation_history(session: Session, annotation_id: int) -> list[AnnotationE
 # ------------------------------------------------------------------------------ adjudication
 
 def save_gold_label(session: Session, *, generation_id: int, adjudicator_id: int, accuracy,
-                    codes: Iterable[str] | None, note: str = "") -> GoldLabel:
+                    codes: Iterable[str] | None, note: str = "",
+                    note_limit: int | None = None) -> GoldLabel:
     """Store (or replace) the adjudicated label of a generation, with one new history row
     (gold_label_event: earlier gold labels are kept). Annotators' own labels are not touched.
     The adjudicator must have role lead or expert."""
-    label = check_label(accuracy, codes, status="done", note=note)
+    label = check_label(accuracy, codes, status="done", note=note, note_limit=note_limit)
     session.flush()
     _require(session, Generation, generation_id, "generation")
     adjudicator = _require(session, Annotator, adjudicator_id, "annotator")

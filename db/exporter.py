@@ -1,5 +1,6 @@
 """Export everything in the database as project records (db/FORMAT.md): files, targets,
-generations, annotators, assignments, annotations with codes and history, gold labels, metric
+generations, annotators, assignments, annotations with codes, history and the lead's answer to
+a flag, gold labels with their history, metric
 runs and scores, noise samples, judge runs, responses and verdicts, with the times labels were
 made. Password hashes only on request (a trusted migration); sign-in sessions never.
 
@@ -97,22 +98,33 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
             "revision": e.revision, "accuracy": e.accuracy, "codes": list(e.codes or []),
             "note": e.note, "seconds_spent": e.seconds_spent, "status": e.status,
             "created_at": _iso(e.created_at)})
+    replies = {r.annotation_id: {"text": r.text, "lead": annotators[r.lead_id],
+                                 "created_at": _iso(r.created_at)}
+               for r in _by_id(session, m.FlagReply)}
     for a in _by_id(session, m.Annotation):
         yield {"type": "annotation", **generations[a.generation_id],
                "annotator": annotators[a.annotator_id], "accuracy": a.accuracy,
                "codes": codes[a.id], "note": a.note, "seconds_spent": a.seconds_spent,
                "status": a.status, "revision": a.revision, "history": history[a.id],
-               "created_at": _iso(a.created_at), "updated_at": _iso(a.updated_at)}
+               "reply": replies.get(a.id), "created_at": _iso(a.created_at),
+               "updated_at": _iso(a.updated_at)}
 
     gold_codes = defaultdict(list)
     for gold_id, code in session.execute(
             select(m.GoldLabelCode.gold_label_id, m.GoldLabelCode.code)
             .order_by(m.GoldLabelCode.gold_label_id, m.GoldLabelCode.code)):
         gold_codes[gold_id].append(code)
+    gold_history = defaultdict(list)
+    for e in session.execute(select(m.GoldLabelEvent).order_by(m.GoldLabelEvent.gold_label_id,
+                                                               m.GoldLabelEvent.id)).scalars():
+        gold_history[e.gold_label_id].append({
+            "adjudicator": annotators[e.adjudicator_id], "accuracy": e.accuracy,
+            "codes": list(e.codes or []), "note": e.note, "created_at": _iso(e.created_at)})
     for g in _by_id(session, m.GoldLabel):
         yield {"type": "gold_label", **generations[g.generation_id],
                "adjudicator": annotators[g.adjudicator_id], "accuracy": g.accuracy,
-               "codes": gold_codes[g.id], "note": g.note, "created_at": _iso(g.created_at)}
+               "codes": gold_codes[g.id], "note": g.note, "history": gold_history[g.id],
+               "created_at": _iso(g.created_at)}
 
     metric_runs = {}
     for r in _by_id(session, m.MetricRun):
@@ -213,7 +225,11 @@ def export_parquet(session: Session, out_dir: str | Path, include_password_hashe
     for kind in RECORD_TYPES:
         if not rows.get(kind):
             continue
-        table = pa.Table.from_pylist(rows[kind])
+        # every column any row has (a pairs target has no repo, a file target no item): the
+        # schema of the first row alone would drop the others' fields
+        columns = list(dict.fromkeys(name for row in rows[kind] for name in row))
+        table = pa.Table.from_pylist([{name: row.get(name) for name in columns}
+                                      for row in rows[kind]])
         table = table.replace_schema_metadata({"nlce_format_version": str(FORMAT_VERSION),
                                                "nlce_record_type": kind})
         _write_atomically(out_dir / f"{kind}.parquet",

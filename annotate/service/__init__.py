@@ -20,6 +20,7 @@ from annotate.service.accounts import (
                                        LEAD_ROLES,
                                        MIN_PASSWORD_LENGTH,
                                        OPERATOR,
+                                       POLICY,
                                        ROLES,
                                        AnnotatorInfo,
                                        Operator,
@@ -33,7 +34,17 @@ from annotate.service.accounts import (
                                        set_interface_language,
                                        update_annotator,
 )
-from annotate.service.assignment import ItemRef, assign, plan_assignments, team_progress, unassign_open
+from annotate.service.assignment import (
+                                       Assigned,
+                                       ItemRef,
+                                       Shortfall,
+                                       assign,
+                                       assign_items,
+                                       models_to_assign,
+                                       plan_assignments,
+                                       team_progress,
+                                       unassign_open,
+)
 from annotate.service.errors import (
                                        AnnotateError,
                                        AuthError,
@@ -42,7 +53,7 @@ from annotate.service.errors import (
                                        NotAllowedError,
                                        NotAssignedError,
 )
-from annotate.service.flags import answer_flag, flag_answer, flagged_items
+from annotate.service.flags import answer_flag, flag_answer, flagged_items, open_flag_count
 from annotate.service.labelling import (
                                        MAX_SECONDS_PER_VISIT,
                                        ItemView,
@@ -55,6 +66,7 @@ from annotate.service.labelling import (
                                        save_label,
                                        status_after_change,
                                        validate_codes,
+                                       validate_label,
                                        visit_seconds,
 )
 from annotate.service.queue import (
@@ -67,6 +79,7 @@ from annotate.service.queue import (
                                        next_open,
                                        progress_of,
                                        queue_for,
+                                       search_queue,
                                        step,
 )
 from annotate.service.review import (
@@ -74,6 +87,7 @@ from annotate.service.review import (
                                        HumanLabel,
                                        LanguageAgreement,
                                        ResolvedLabel,
+                                       accept_label,
                                        accuracy_matrix,
                                        adjudicate,
                                        agreement_by_language,
@@ -84,6 +98,7 @@ from annotate.service.review import (
                                        gold_labels,
                                        item_for_review,
                                        majority_label,
+                                       reject_label,
                                        resolve_labels,
 )
 from annotate.service.signin import (
@@ -101,30 +116,34 @@ from annotate.service.signin import (
                                        session_account,
                                        start_session,
 )
-from annotate.service.tables import accuracy_table, error_table, rows_to_csv
-from db.annotations import StaleAnnotationError
+from annotate.service.tables import accuracy_table, error_table, export_jsonl, rows_to_csv
+from db.annotations import StaleAnnotationError, max_note_chars
 
 __all__ = [
-    "LEAD_ROLES", "MIN_PASSWORD_LENGTH", "OPERATOR", "ROLES", "AnnotatorInfo", "Operator",
+    "LEAD_ROLES", "MIN_PASSWORD_LENGTH", "OPERATOR", "POLICY", "ROLES", "AnnotatorInfo", "Operator",
     "all_annotators", "check_password", "create_annotator", "get_annotator", "list_annotators",
     "require_role", "revoke_sessions", "set_interface_language", "update_annotator",
     "LOCKOUT", "MAX_FAILURES", "RATE_BURST", "RATE_INTERVAL", "SESSION_LIFETIME",
     "SIGN_IN_FAILED", "SignInGate", "TooManyAttempts", "annotator_for_email",
     "authenticate", "end_session", "session_account", "start_session",
-    "ItemRef", "assign", "plan_assignments", "team_progress", "unassign_open",
-    "answer_flag", "flag_answer", "flagged_items",
+    "Assigned", "ItemRef", "Shortfall", "assign", "assign_items", "models_to_assign",
+    "plan_assignments", "team_progress", "unassign_open",
+    "answer_flag", "flag_answer", "flagged_items", "open_flag_count",
     "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAllowedError",
     "NotAssignedError",
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",
+    "max_note_chars",
     "own_history", "own_label", "save_label", "status_after_change", "validate_codes",
+    "validate_label",
     "visit_seconds",
     "Progress", "QueueEntry", "QueueState", "first_open", "index_of", "median_done_seconds",
     "next_open", "progress_of",
-    "queue_for", "step",
-    "Disagreement", "HumanLabel", "LanguageAgreement", "ResolvedLabel", "accuracy_matrix",
+    "queue_for", "search_queue", "step",
+    "Disagreement", "HumanLabel", "LanguageAgreement", "ResolvedLabel", "accept_label",
+    "accuracy_matrix", "reject_label",
     "adjudicate", "agreement_by_language", "comment_pair", "find_disagreements",
     "finished_labels", "gold_history", "gold_labels", "item_for_review", "majority_label",
     "resolve_labels",
-    "accuracy_table", "error_table", "rows_to_csv",
+    "accuracy_table", "error_table", "export_jsonl", "rows_to_csv",
     "StaleAnnotationError",
 ]

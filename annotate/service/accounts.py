@@ -39,6 +39,7 @@ class AnnotatorInfo:
     interface_language: str
     role: str
     active: bool = True
+    has_password: bool = True  # False: signs in by single sign-on only
 
     @property
     def is_lead(self) -> bool:
@@ -48,17 +49,37 @@ class AnnotatorInfo:
 def _info(row: m.Annotator) -> AnnotatorInfo:
     return AnnotatorInfo(row.id, row.username, row.display_name or row.username,
                          tuple(row.languages or ()), row.interface_language or "en", row.role,
-                         bool(row.active))
+                         bool(row.active), row.password_hash is not None)
 
 
-def require_role(session: Session, acting: int | Operator, action: str,
-                 roles: Iterable[str] = LEAD_ROLES) -> AnnotatorInfo | None:
+# Who may do what: every lead action names its row here (what a refusal says, the roles that
+# may). The app's pages and the commands go through the service, so this is the whole policy.
+POLICY: dict[str, tuple[str, tuple[str, ...]]] = {
+    "create_account": ("create accounts", LEAD_ROLES),
+    "change_account": ("change accounts", LEAD_ROLES),
+    "list_accounts": ("list accounts", LEAD_ROLES),
+    "assign": ("assign items", LEAD_ROLES),
+    "unassign": ("take back assignments", LEAD_ROLES),
+    "team_progress": ("see the team's progress", LEAD_ROLES),
+    "read_flags": ("read flagged labels", LEAD_ROLES),
+    "answer_flag": ("answer flags", LEAD_ROLES),
+    "read_labels": ("read everyone's labels", LEAD_ROLES),
+    "read_item": ("read any item", LEAD_ROLES),
+    "read_gold": ("read gold labels", LEAD_ROLES),
+    "adjudicate": ("adjudicate", ("lead", "expert")),
+    "review_label": ("accept or reject labels", LEAD_ROLES),
+    "export": ("export the labels", LEAD_ROLES),
+}
+
+
+def require_role(session: Session, acting: int | Operator, action: str
+                 ) -> AnnotatorInfo | None:
     """Refuse (NotAllowedError) unless `acting` (an account id, or OPERATOR) is an active account
-    with one of `roles`. The account is read now, so a role change or deactivation applies at
-    once. Returns the acting account (None for the operator)."""
+    with one of the roles POLICY gives `action`. The account is read now, so a role change or
+    deactivation applies at once. Returns the acting account (None for the operator)."""
+    action, roles = POLICY[action]
     if isinstance(acting, Operator):
         return None
-    roles = tuple(roles)
     row = session.get(m.Annotator, account_id(acting, f"Not allowed to {action}: the acting "
                                                       f"account (or OPERATOR)"))
     if row is None:
@@ -117,7 +138,7 @@ def create_annotator(session: Session, *, acting: int | Operator, username: str,
                      display_name: str = "", interface_language: str = "en") -> AnnotatorInfo:
     """A new account (a lead action); the password is stored as a scrypt hash only (None:
     sign-in by OIDC only)."""
-    require_role(session, acting, "create accounts")
+    require_role(session, acting, "create_account")
     username = (username or "").strip()
     if not username:
         raise AnnotateError("a username is required")
@@ -158,7 +179,7 @@ def update_annotator(session: Session, annotator_id: int, *, acting: int | Opera
     """Change an account's languages, role, active flag or password (None: leave as is; a lead
     action). Labels are never touched; items in a dropped language just leave the queue. A new
     password or a deactivation ends the account's signed-in sessions."""
-    require_role(session, acting, "change accounts")
+    require_role(session, acting, "change_account")
     row = session.get(m.Annotator, account_id(annotator_id))
     if row is None:
         raise AuthError(f"account #{annotator_id} no longer exists")
@@ -194,7 +215,7 @@ def update_annotator(session: Session, annotator_id: int, *, acting: int | Opera
 
 def list_annotators(session: Session, *, acting: int | Operator) -> list[AnnotatorInfo]:
     """Every account with its role and languages (a lead action)."""
-    require_role(session, acting, "list accounts")
+    require_role(session, acting, "list_accounts")
     return all_annotators(session)
 
 

@@ -73,14 +73,43 @@ def plan_assignments(items: Sequence[ItemRef], annotators: Sequence[tuple[int, S
     return plan
 
 
-def assign(session: Session, *, acting: int | Operator, annotator_ids: Sequence[int] | None = None,
-           languages: Sequence[str] | None = None, models: Sequence[str] | None = None,
-           per_item: int = 1, strategy: str = "random", seed: int = 0,
-           limit: int | None = None) -> int:
+@dataclass(frozen=True)
+class Shortfall:
+    """Items of one language that got fewer annotators than asked for, and why."""
+    language: str
+    items: tuple[int, ...]  # generation ids
+    wanted: int  # annotators per item asked for
+    speakers: int  # chosen annotators who speak the language
+
+    def sentence(self) -> str:
+        ids = ", ".join(f"#{g}" for g in self.items[:10]) + (" ..." if len(self.items) > 10
+                                                              else "")
+        return (f"{len(self.items)} {self.language} item(s) have fewer than {self.wanted} "
+                f"annotators ({ids}): only {self.speakers} of the chosen annotators speak "
+                f"{self.language}")
+
+
+@dataclass(frozen=True)
+class Assigned:
+    added: int
+    short: tuple[Shortfall, ...] = ()
+
+
+def assign(session: Session, *, acting: int | Operator, **choice) -> int:
+    """`assign_items`, returning only how many assignments were added."""
+    return assign_items(session, acting=acting, **choice).added
+
+
+def assign_items(session: Session, *, acting: int | Operator,
+                 annotator_ids: Sequence[int] | None = None,
+                 languages: Sequence[str] | None = None, models: Sequence[str] | None = None,
+                 per_item: int = 1, strategy: str = "random", seed: int = 0,
+                 limit: int | None = None) -> Assigned:
     """Add assignments for the chosen items (by language and model) to the chosen annotators;
-    existing assignments are kept and count towards `per_item`. Returns how many were added.
-    A lead action."""
-    require_role(session, acting, "assign items")
+    existing assignments are kept and count towards `per_item`. Returns how many were added
+    and, per language, the items left with fewer than `per_item` annotators (too few of the
+    chosen annotators speak it). A lead action."""
+    require_role(session, acting, "assign")
     # Default: every annotator and expert; a lead labels only when chosen explicitly.
     people = [a for a in all_annotators(session) if a.languages and (
         a.id in annotator_ids if annotator_ids is not None else not a.is_lead)]
@@ -112,12 +141,34 @@ def assign(session: Session, *, acting: int | Operator, annotator_ids: Sequence[
         next_position[aid] = position
         session.add(m.Assignment(generation_id=gid, annotator_id=aid, position=position))
     session.flush()
-    return len(plan)
+    return Assigned(len(plan), _shortfalls(items, plan, existing, people, per_item))
+
+
+def _shortfalls(items: Sequence[ItemRef], plan: Sequence[tuple[int, int]],
+                existing: dict[int, set[int]], people: Sequence, per_item: int
+                ) -> tuple[Shortfall, ...]:
+    holders = {item.generation_id: set(existing.get(item.generation_id, ())) for item in items}
+    for gid, aid in plan:
+        holders[gid].add(aid)
+    short: dict[str, list[int]] = defaultdict(list)
+    for item in items:
+        if len(holders[item.generation_id]) < per_item:
+            short[item.language].append(item.generation_id)
+    return tuple(Shortfall(lang, tuple(sorted(gids)), per_item,
+                           sum(1 for p in people if lang in p.languages))
+                 for lang, gids in sorted(short.items()))
+
+
+def models_to_assign(session: Session, *, acting: int | Operator) -> list[str]:
+    """The model names the generations carry, sorted (the Assign page's choice; a lead
+    action)."""
+    require_role(session, acting, "assign")
+    return sorted(session.exec(select(m.Generation.model).distinct()).scalars().all())
 
 
 def unassign_open(session: Session, annotator_id: int, *, acting: int | Operator) -> int:
     """Take back an annotator's items they have not touched (their labels stay; a lead action)."""
-    require_role(session, acting, "take back assignments")
+    require_role(session, acting, "unassign")
     touched = select(m.Annotation.generation_id).where(m.Annotation.annotator_id == annotator_id)
     result = session.exec(delete(m.Assignment).where(
         m.Assignment.annotator_id == annotator_id, m.Assignment.generation_id.not_in(touched)))
@@ -129,7 +180,7 @@ def team_progress(session: Session, *, acting: int | Operator) -> list[dict]:
     and the median seconds per finished item in that language. Aggregate queries, whatever the
     queue sizes.
     A lead action."""
-    require_role(session, acting, "see the team's progress")
+    require_role(session, acting, "team_progress")
     stmt = (with_source(select(m.Annotator.username, m.Annotator.role, TARGET_LANGUAGE,
                                m.Annotation.status, func.count())
                         .select_from(m.Assignment)
@@ -147,11 +198,10 @@ def team_progress(session: Session, *, acting: int | Operator) -> list[dict]:
             counts[(user, role, lang)][status] += n
     seconds: dict[tuple[str, str], list[float]] = defaultdict(list)  # (user, language)
     for user, lang, spent in session.exec(
-            select(m.Annotator.username, m.SourceFile.natural_language, m.Annotation.seconds_spent)
-            .join(m.Annotator, m.Annotator.id == m.Annotation.annotator_id)
-            .join(m.Generation, m.Generation.id == m.Annotation.generation_id)
-            .join(m.Target, m.Target.id == m.Generation.target_id)
-            .join(m.SourceFile, m.SourceFile.id == m.Target.source_file_id)
+            with_source(select(m.Annotator.username, TARGET_LANGUAGE, m.Annotation.seconds_spent)
+                        .join(m.Annotator, m.Annotator.id == m.Annotation.annotator_id)
+                        .join(m.Generation, m.Generation.id == m.Annotation.generation_id)
+                        .join(m.Target, m.Target.id == m.Generation.target_id))
             .where(m.Annotation.status == "done")).all():
         seconds[(user, lang)].append(float(spent or 0))
     rows = []

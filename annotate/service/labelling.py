@@ -10,8 +10,13 @@ from sqlmodel import Session
 
 from annotate.service.errors import ItemGoneError, LabelError, NotAssignedError
 from db import models as m
-from db.annotations import AnnotationError, StaleAnnotationError, save_annotation
-from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
+from db.annotations import (
+    AnnotationError,
+    CheckedLabel,
+    StaleAnnotationError,
+    check_label,
+    save_annotation,
+)
 
 MAX_SECONDS_PER_VISIT = 30 * 60  # a tab left open over lunch is not labelling time
 
@@ -144,18 +149,20 @@ def own_history(session: Session, generation_id: int, annotator_id: int) -> list
 
 # ------------------------------------------------------------------------------ saving
 
+def validate_label(accuracy, codes: Iterable[str], *, status: str = "done", note: str = "",
+                   seconds_spent: float = 0.0) -> CheckedLabel:
+    """The label checked by `db.annotations.check_label`, the one check every writer of labels
+    goes through; a refusal is a LabelError "Not saved: ..." for the page to show."""
+    try:
+        return check_label(accuracy, list(codes), status=status, note=note,
+                           seconds_spent=seconds_spent)
+    except AnnotationError as error:
+        raise LabelError(f"Not saved: {error}") from error
+
+
 def validate_codes(codes: Iterable[str]) -> tuple[str, ...]:
     """Codes in canonical spelling, only labelable ones; anything else raises LabelError."""
-    taxonomy = default_taxonomy()
-    try:
-        checked = tuple(taxonomy.validate_codes(list(codes)))
-    except TaxonomyError as error:
-        raise LabelError(f"Not saved: {error}") from error
-    not_labelable = [c for c in checked if not taxonomy.code(c).labelable]
-    if not_labelable:
-        raise LabelError(f"Not saved: {not_labelable[0]} is a {taxonomy.code(not_labelable[0]).level}"
-                         f"; choose one of its error codes instead")
-    return tuple(sorted(set(checked)))
+    return tuple(sorted(validate_label(None, codes, status="draft").codes))
 
 
 def visit_seconds(base: float, shown_at: float, now: float) -> float:
@@ -177,20 +184,11 @@ def save_label(session: Session, *, generation_id: int, annotator_id: int,
     Raises ItemGoneError (generation deleted), NotAssignedError, LabelError (unknown code or
     label) or db.annotations.StaleAnnotationError (someone saved since `expected_revision`)."""
     _check_assigned(session, generation_id, annotator_id)
-    if accuracy is not None:
-        try:
-            accuracy = AccuracyLabel.parse(accuracy).value
-        except TaxonomyError as error:
-            raise LabelError(f"Not saved: {error}") from error
-    if status not in m.ANNOTATION_STATUSES:
-        raise LabelError(f"Not saved: unknown status {status!r}")
-    if status == "done" and accuracy is None:
-        raise LabelError("Not saved as done: choose an accuracy label first")
-    checked = validate_codes(codes)
+    label = validate_label(accuracy, codes, status=status, note=note, seconds_spent=seconds_spent)
     try:
         row = save_annotation(session, generation_id=generation_id, annotator_id=annotator_id,
-                              accuracy=accuracy, codes=list(checked), note=note or "",
-                              seconds_spent=float(seconds_spent), status=status,
+                              accuracy=label.accuracy, codes=sorted(label.codes), note=label.note,
+                              seconds_spent=label.seconds_spent, status=label.status,
                               expected_revision=expected_revision or 0, checked=True)
     except AnnotationError as error:
         if isinstance(error, StaleAnnotationError):

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, or_, select
 from sqlmodel import Session
 
 from annotate.service.errors import AuthError
@@ -116,6 +116,29 @@ def next_open(queue: Sequence[QueueEntry], current: int | None) -> int | None:
         if queue[i].is_open and i != current:
             return i
     return None
+
+
+def search_queue(session: Session, annotator_id: int, text: str) -> set[int]:
+    """The annotator's assigned items whose id is `text` (with or without '#'), or whose
+    original or predicted comment, file path or pairs item id contains it (any case)."""
+    text = (text or "").strip()
+    if not text:
+        return set()
+    if text.lstrip("#").isdigit():
+        wanted = int(text.lstrip("#"))
+        found = session.exec(select(m.Assignment.generation_id).where(
+            m.Assignment.annotator_id == annotator_id,
+            m.Assignment.generation_id == wanted)).scalars().all()
+        return set(found)
+    pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    fields = (m.Target.original_comment, m.Generation.predicted_comment, m.SourceFile.path,
+              m.Target.external_id)
+    stmt = (with_source(select(m.Assignment.generation_id)
+                        .join(m.Generation, m.Generation.id == m.Assignment.generation_id)
+                        .join(m.Target, m.Target.id == m.Generation.target_id))
+            .where(m.Assignment.annotator_id == annotator_id,
+                   or_(*(func.lower(f).like(pattern, escape="\\") for f in fields))))
+    return set(session.exec(stmt).scalars().all())
 
 
 def median_done_seconds(session: Session, annotator_id: int) -> float | None:

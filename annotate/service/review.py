@@ -12,11 +12,16 @@ from sqlmodel import Session
 
 from annotate.service.accounts import Operator, require_role
 from annotate.service.errors import LabelError
-from annotate.service.labelling import _require_generation, validate_codes
+from annotate.service.labelling import _require_generation, validate_label
 from db import models as m
-from db.annotations import AnnotationError, save_gold_label
+from db.annotations import (
+    AnnotationError,
+    annotation_codes,
+    get_annotation,
+    save_annotation,
+    save_gold_label,
+)
 from db.targets import TARGET_LANGUAGE, with_source
-from taxonomy import AccuracyLabel, TaxonomyError
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ def finished_labels(session: Session, *, acting: int | Operator, language: str |
     """Every finished label (status done, accuracy set), for the lead's pages only. With
     include_expert=False the labels of accounts with role expert (imported expert labels) are
     left out: the team's raters only, as agreement and adjudication show by default."""
-    require_role(session, acting, "read everyone's labels")
+    require_role(session, acting, "read_labels")
     stmt = (with_source(select(m.Annotation.id, m.Annotation.generation_id, TARGET_LANGUAGE,
                                m.Generation.model, m.Annotator.username, m.Annotation.accuracy,
                                m.Annotation.note)
@@ -112,26 +117,32 @@ def item_for_review(session: Session, generation_id: int, *, acting: int | Opera
     without anyone's label: for the lead's adjudication. None when it is gone."""
     from annotate.service.labelling import ItemView
 
-    require_role(session, acting, "read any item")
+    require_role(session, acting, "read_item")
     generation = session.get(m.Generation, generation_id)
     if generation is None:
         return None
     target = session.get(m.Target, generation.target_id)
-    source = session.get(m.SourceFile, target.source_file_id)
-    return ItemView(
-        generation_id=generation.id, language=source.natural_language,
-        programming_language=source.programming_language or "", path=source.path or "",
-        model=generation.model, content=source.content or "", span_start=target.span_start,
-        span_end=target.span_end, original_comment=target.original_comment or "",
-        predicted_comment=generation.predicted_comment or "",
-        raw_output=generation.raw_output or "")
+    source = session.get(m.SourceFile, target.source_file_id) if target.source_file_id else None
+    predicted, raw = generation.predicted_comment or "", generation.raw_output or ""
+    place = (dict(language=target.natural_language or "", programming_language="",
+                  path=target.external_id or "", content="", span_start=0, span_end=0,
+                  is_pairs=True, context=target.context or "")
+             if source is None else
+             dict(language=source.natural_language,
+                  programming_language=source.programming_language or "",
+                  path=source.path or "", content=source.content or "",
+                  span_start=target.span_start, span_end=target.span_end))
+    return ItemView(generation_id=generation.id, model=generation.model,
+                    original_comment=target.original_comment or "", predicted_comment=predicted,
+                    raw_output=raw, model_wrote_nothing=not predicted.strip() and not raw.strip(),
+                    **place)
 
 
 def comment_pair(session: Session, generation_id: int, *, acting: int | Operator
                  ) -> tuple[str, str] | None:
     """(original comment, predicted comment) of a generation; None when it is gone. A lead
     action (annotators see only the items in their queue, through load_item)."""
-    require_role(session, acting, "read any item")
+    require_role(session, acting, "read_item")
     row = session.exec(select(m.Target.original_comment, m.Generation.predicted_comment)
                        .join(m.Target, m.Target.id == m.Generation.target_id)
                        .where(m.Generation.id == generation_id)).first()
@@ -140,7 +151,7 @@ def comment_pair(session: Session, generation_id: int, *, acting: int | Operator
 
 def gold_labels(session: Session, *, acting: int | Operator) -> dict[int, dict]:
     """The adjudicated label per generation id (a lead action)."""
-    require_role(session, acting, "read gold labels")
+    require_role(session, acting, "read_gold")
     rows = session.exec(select(m.GoldLabel, m.Annotator.username)
                         .join(m.Annotator, m.Annotator.id == m.GoldLabel.adjudicator_id)).all()
     codes: dict[int, list[str]] = defaultdict(list)
@@ -153,7 +164,7 @@ def gold_labels(session: Session, *, acting: int | Operator) -> dict[int, dict]:
 
 def gold_history(session: Session, generation_id: int, *, acting: int | Operator) -> list[dict]:
     """Every gold label an item has had, newest first (a lead action)."""
-    require_role(session, acting, "read gold labels")
+    require_role(session, acting, "read_gold")
     rows = session.exec(
         select(m.GoldLabelEvent, m.Annotator.username)
         .join(m.GoldLabel, m.GoldLabel.id == m.GoldLabelEvent.gold_label_id)
@@ -183,16 +194,47 @@ def adjudicate(session: Session, *, generation_id: int, adjudicator_id: int, acc
                codes: Iterable[str], note: str = "") -> None:
     """Store the gold label for an item (the annotators' own labels stay untouched)."""
     _require_generation(session, generation_id)
-    require_role(session, adjudicator_id, "adjudicate", roles=("lead", "expert"))
-    try:
-        accuracy = AccuracyLabel.parse(accuracy).value
-    except TaxonomyError as error:
-        raise LabelError(f"Not saved: {error}") from error
+    require_role(session, adjudicator_id, "adjudicate")
+    label = validate_label(accuracy or None, codes, note=note)
     try:
         save_gold_label(session, generation_id=generation_id, adjudicator_id=adjudicator_id,
-                        accuracy=accuracy, codes=list(validate_codes(codes)), note=note or "")
+                        accuracy=label.accuracy, codes=sorted(label.codes), note=label.note)
     except AnnotationError as error:
         raise LabelError(f"Not saved: {error}") from error
+
+
+def accept_label(session: Session, *, generation_id: int, annotator_id: int,
+                 acting: int | Operator) -> None:
+    """Review queue: the annotator's finished label becomes the item's gold label (the label
+    itself is not touched; the gold label history keeps what it replaces). A lead action."""
+    lead = require_role(session, acting, "review_label")
+    label = _finished(session, generation_id, annotator_id)
+    adjudicate(session, generation_id=generation_id, adjudicator_id=lead.id if lead else acting,
+               accuracy=label.accuracy, codes=annotation_codes(session, label.id),
+               note=f"accepted: {session.get(m.Annotator, annotator_id).username}")
+
+
+def reject_label(session: Session, *, generation_id: int, annotator_id: int, reason: str,
+                 acting: int | Operator) -> None:
+    """Review queue: the label goes back to its annotator, open again (status draft, as it
+    was otherwise) with the lead's reason shown on the item. A lead action."""
+    from annotate.service.flags import answer_flag
+
+    require_role(session, acting, "review_label")
+    label = _finished(session, generation_id, annotator_id)
+    answer_flag(session, generation_id=generation_id, annotator_id=annotator_id, text=reason,
+                acting=acting)
+    save_annotation(session, generation_id=generation_id, annotator_id=annotator_id,
+                    accuracy=label.accuracy, codes=annotation_codes(session, label.id),
+                    note=label.note, seconds_spent=label.seconds_spent, status="draft")
+
+
+def _finished(session: Session, generation_id: int, annotator_id: int) -> m.Annotation:
+    label = get_annotation(session, generation_id, annotator_id)
+    if label is None or label.status != "done" or label.accuracy is None:
+        raise LabelError(f"Not saved: account #{annotator_id} has no finished label on item "
+                         f"#{generation_id}")
+    return label
 
 
 @dataclass(frozen=True)

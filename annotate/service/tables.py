@@ -1,5 +1,6 @@
 """The study's summary tables from resolved labels: Table 1 (error codes per language) and
-Table 2 (accuracy per language and model), and CSV for their download."""
+Table 2 (accuracy per language and model), CSV for their download, and the whole database as
+project records for the lead's export."""
 from __future__ import annotations
 
 import csv
@@ -7,6 +8,9 @@ import io
 from collections import Counter, defaultdict
 from typing import Sequence
 
+from sqlmodel import Session
+
+from annotate.service.accounts import Operator, require_role
 from annotate.service.review import ResolvedLabel
 from taxonomy import ACCURACY_LABELS, LANGUAGES, TaxonomyError, default_taxonomy
 
@@ -61,3 +65,16 @@ def rows_to_csv(rows: Sequence[dict]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+def export_jsonl(session: Session, *, acting: int | Operator) -> str:
+    """The whole database as project records (`db/FORMAT.md`), one JSON object a line, without
+    password hashes: what `python -m db export` writes, for the lead to download from the app
+    (and `db import` reads back). A lead action."""
+    import json
+
+    from db.exporter import export_records
+
+    require_role(session, acting, "export")
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n"
+                   for record in export_records(session))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from annotate import service, ui
-from annotate.render import code_html, diff_html
+from annotate.render import item_html
 from annotate.ui import t
 from taxonomy import LANGUAGES, default_taxonomy
 
@@ -24,7 +24,9 @@ with ui.db() as session:
         session, acting=lead.id, language=None if language in (None, "all") else language,
         include_expert=with_expert)
     gold = service.gold_labels(session, acting=lead.id)
-items = service.find_disagreements(labels, gold, include_resolved=show_resolved)
+kept = st.session_state.setdefault("adj_kept", set())  # resolved here: stays in the list
+items = [d for d in service.find_disagreements(labels, gold, include_resolved=True)
+         if show_resolved or d.gold is None or d.generation_id in kept]
 st.caption(t("adj.count", count=len(items)))
 if not items:
     st.info(t("adj.none"))
@@ -34,29 +36,28 @@ titles = {d.generation_id: (
     f"#{d.generation_id} · {d.language} · {d.model} · "
     f"{t('adj.differ_on', kinds=(' ' + t('adj.and') + ' ').join(kinds[k] for k in d.kinds))}"
     f"{' · ' + t('adj.resolved') if d.gold else ''}") for d in items}
-choice = st.selectbox(t("adj.item"), items, key="adj_item",
-                      format_func=lambda d: titles[d.generation_id])
+by_id = {d.generation_id: d for d in items}
+chosen = st.selectbox(t("adj.item"), list(by_id), key="adj_item", format_func=titles.get)
+choice = by_id[chosen]  # by item id: a stored gold label never moves the choice on
 with ui.db() as session:
     view = service.item_for_review(session, choice.generation_id, acting=lead.id)
     history = service.gold_history(session, choice.generation_id, acting=lead.id)
 if view is not None:
-    st.html(code_html(view.content, view.span_start, view.span_end,
-                      programming_language=view.programming_language, path=view.path))
-    st.html(diff_html(view.original_comment, view.predicted_comment,
-                      original_label=t("label.original"), predicted_label=t("label.predicted")))
+    st.html(item_html(view, ui.item_words()))
+taxonomy = default_taxonomy()
+lang = ui.interface_language()
 cols = st.columns(len(choice.labels))
 for col, label in zip(cols, choice.labels):
     with col.container(border=True):
-        st.markdown(f"**{ui.plain(label.annotator)}**: {label.accuracy}")
+        st.markdown(f"**{ui.plain(label.annotator)}**: "
+                    f"{ui.plain(taxonomy.accuracy_text(label.accuracy, lang)[0])}")
         st.markdown(" ".join(f"`{c}`" for c in label.codes) or f"_{t('adj.no_codes')}_")
         if label.note:
             st.text(label.note)  # user text: shown as typed, never as Markdown
-taxonomy = default_taxonomy()
 codes = [c.id for c in taxonomy.labelable()]
 majority, majority_codes = service.majority_label(choice.labels)
 start = choice.gold or {"accuracy": majority, "codes": majority_codes}
 st.caption(t("adj.start"))
-lang = ui.interface_language()
 accuracy_names = {a: taxonomy.accuracy_text(a, lang)[0] for a in ("correct", "partial",
                                                                    "incorrect")}
 with st.form(f"gold_{choice.generation_id}"):
@@ -75,6 +76,7 @@ with st.form(f"gold_{choice.generation_id}"):
         except service.AnnotateError as error:
             st.error(ui.plain(error))
         else:
+            kept.add(choice.generation_id)
             ui.flash("success", t("adj.stored", gid=choice.generation_id))
             st.rerun()
 if history:

@@ -3,18 +3,16 @@ random or stratified order, seeded)."""
 from __future__ import annotations
 
 import streamlit as st
-from sqlalchemy import select
 
 from annotate import service, ui
 from annotate.ui import t
-from db import models as m
 from taxonomy import LANGUAGES
 
 lead = ui.require_lead()
 st.header(t("assign.header"))
 with ui.db() as session:
     people = [p for p in service.list_annotators(session, acting=lead.id) if p.languages]
-    models = sorted(session.exec(select(m.Generation.model).distinct()).scalars().all())
+    models = service.models_to_assign(session, acting=lead.id)
 
 with st.form("assign"):
     chosen = st.multiselect(t("assign.annotators"), people,  # the team's active raters, not `expert`
@@ -34,7 +32,7 @@ with st.form("assign"):
 if submitted:
     try:
         with ui.db() as session:
-            added = service.assign(
+            done = service.assign_items(
                 session, acting=lead.id, annotator_ids=[p.id for p in chosen],
                 languages=languages or None,
                 models=chosen_models or None, per_item=int(per_item),
@@ -42,7 +40,15 @@ if submitted:
     except service.AnnotateError as error:
         st.error(ui.plain(error))
     else:
-        st.success(t("assign.added", count=added))
+        st.success(t("assign.added", count=done.added))
+        for short in done.short:  # never a silent "fewer than asked"
+            items = ", ".join(f"#{g}" for g in short.items[:10]) + (
+                " …" if len(short.items) > 10 else "")
+            st.warning(t("assign.short", count=len(short.items), language=short.language,
+                         wanted=short.wanted, items=items, speakers=short.speakers))
+        locked_out = [p.username for p in chosen if not p.has_password]
+        if locked_out and not ui.oidc_configured():
+            st.warning(t("assign.no_sign_in", usernames=ui.plain(", ".join(locked_out))))
 
 st.subheader(t("assign.take_back"))
 with st.form("unassign"):

@@ -10,6 +10,7 @@ import time
 import streamlit as st
 
 from annotate import outage, service, ui
+from annotate.codepick import MAX_SHOWN, pick_codes
 from annotate.label_state import (  # the page, its callbacks and the save path share these
     S,
     _flush_pending,
@@ -20,7 +21,7 @@ from annotate.label_state import (  # the page, its callbacks and the save path 
     _save,
     _wkey,
 )
-from annotate.render import code_html, diff_html, output_overflow
+from annotate.render import item_html
 from annotate.ui import t
 from taxonomy import default_taxonomy
 
@@ -51,14 +52,23 @@ def on_change() -> None:
 
 
 def on_pick() -> None:
-    """A code chosen in the picker toggles its checkbox; the picker empties for the next one."""
-    picked = S.get(PICKER_KEY) or []
-    S[PICKER_KEY] = []
-    if not picked:
-        return
-    for code in picked:
+    """Enter in the picker: the code the query names (an exact id, a unique start of one, or a
+    unique part of a name) toggles its checkbox; a query that names several codes or none
+    ticks nothing and says so. The picker empties for the next one."""
+    query = S.get(PICKER_KEY) or ""
+    S[PICKER_KEY] = ""
+    lang = ui.interface_language()
+    pick = pick_codes(query, [(c.id, c.text("name", lang)) for c in default_taxonomy().labelable()])
+    said = [t("pick.ambiguous", query=q, count=len(found),
+              codes=", ".join(found[:MAX_SHOWN]) + (" …" if len(found) > MAX_SHOWN else ""))
+            for q, found in pick.ambiguous]
+    said += [t("pick.unknown", query=q) for q in pick.unknown]
+    for code in pick.codes:
         S[_wkey("code", code)] = not S.get(_wkey("code", code), False)
-    _save()
+        said.insert(0, t("pick.ticked" if S[_wkey("code", code)] else "pick.unticked", code=code))
+    S["lbl_pick_said"] = " · ".join(said)
+    if pick.codes:
+        _save()
 
 
 def on_nav(kind: str) -> None:
@@ -86,7 +96,39 @@ def on_flag() -> None:
         ui.flash("info", t("msg.flag_removed") if flagged else t("msg.flagged"))
 
 
-def on_filter() -> None:
+def on_filter(key: str) -> None:
+    S[FILTER_KEY] = S.get(key, "all")
+    S["lbl_nav"] = "filter"
+
+
+def on_search() -> None:
+    """The search box: items whose id is the text, or whose comments or path contain it."""
+    text = (S.get("lbl_search") or "").strip()
+    user = ui.current_user()
+    if not text or user is None:
+        S.pop("lbl_found", None)
+    else:
+        with ui.db() as session:
+            S["lbl_found"] = service.search_queue(session, user.id, text)
+    S["lbl_nav"] = "filter"
+
+
+def _search(queue) -> None:
+    """Search and filters (text or #id, model, language): Previous/Next stay within them."""
+    with st.popover(t("search.button"), width="stretch"):
+        st.text_input(t("search.text"), key="lbl_search", on_change=on_search,
+                      placeholder=t("search.placeholder"))
+        for key, what, values in (("lbl_model", "search.model", {e.model for e in queue}),
+                                  ("lbl_language", "search.language",
+                                   {e.language for e in queue})):
+            everything = t("filter.all")  # now: a format function may run after the page
+            st.selectbox(t(what), ["", *sorted(values)], key=key, on_change=on_filter_nav,
+                         format_func=lambda v, a=everything: v or a)
+        if S.get("lbl_found") is not None:
+            st.caption(t("search.found", count=len(S["lbl_found"])))
+
+
+def on_filter_nav() -> None:
     S["lbl_nav"] = "filter"
 
 
@@ -157,13 +199,17 @@ def _choose_current(state: service.QueueState) -> int | None:
         except ValueError:
             current = None
     wanted = S.get(FILTER_KEY, "all")
-    allowed = [i for i, e in enumerate(queue) if wanted == "all" or e.state == wanted]
+    found, model, language = S.get("lbl_found"), S.get("lbl_model"), S.get("lbl_language")
+    allowed = [i for i, e in enumerate(queue) if (wanted == "all" or e.state == wanted)
+               and (found is None or e.generation_id in found)
+               and (not model or e.model == model) and (not language or e.language == language)]
+    narrowed = wanted != "all" or found is not None or bool(model) or bool(language)
     if nav == "filter":
         if allowed:
             current = allowed[0]
         else:
             S["lbl_filter_empty"] = wanted
-    elif nav in ("next", "prev") and wanted != "all":
+    elif nav in ("next", "prev") and narrowed:
         current = _step_within(allowed, current, +1 if nav == "next" else -1)
     elif nav == "next":
         current = service.step(queue, current, +1)
@@ -237,27 +283,10 @@ def _header(queue, index, view, progress) -> None:
 
 def _code_column(view: service.ItemView) -> None:
     more = S.get("lbl_more_context", False)  # a preference: it stays on from item to item
-    if not view.is_pairs:
-        st.html(code_html(view.content, view.span_start, view.span_end,
-                          programming_language=view.programming_language, path=view.path,
-                          before=MORE_CONTEXT[0] if more else 14,
-                          after=MORE_CONTEXT[1] if more else 10))
-    elif view.context:  # a pairs item shows its own context, when it has one
-        st.html(f'<div class="nlce-context"><div class="nlce-diff-head">'
-                f'{html.escape(t("label.context"))}</div><pre>{html.escape(view.context)}</pre></div>')
-    if view.model_wrote_nothing:  # a real outcome to label, not an empty diff
-        st.html(f'<div class="nlce-empty-output"><b>{html.escape(t("label.wrote_nothing"))}</b>'
-                f'</div><div class="nlce-diff-side"><div class="nlce-diff-head">'
-                f'{html.escape(t("label.original"))}</div>'
-                f"<pre>{html.escape(view.original_comment)}</pre></div>")
-        return
-    st.html(diff_html(view.original_comment, view.predicted_comment,
-                      original_label=t("label.original"), predicted_label=t("label.predicted")))
-    overflow = output_overflow(view.raw_output, view.predicted_comment)
-    if overflow.strip():
-        st.html(f'<div class="nlce-overflow"><div class="nlce-diff-head">'
-                f'{html.escape(t("label.overflow"))}</div><pre>{html.escape(overflow)}</pre></div>')
-    st.toggle(t("label.more_context"), key="lbl_more_context")
+    st.html(item_html(view, ui.item_words(), before=MORE_CONTEXT[0] if more else 14,
+                      after=MORE_CONTEXT[1] if more else 10))
+    if not view.model_wrote_nothing:
+        st.toggle(t("label.more_context"), key="lbl_more_context")
 
 
 def _criteria(code, lang: str) -> str:
@@ -290,7 +319,7 @@ def _code_groups(lang: str) -> list[list[tuple[str, list]]]:
     return columns
 
 
-def _label_column(view: service.ItemView, lang: str) -> None:
+def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
     taxonomy = default_taxonomy()
     item = _item()
     buttons = st.columns(3, gap="small")
@@ -299,10 +328,11 @@ def _label_column(view: service.ItemView, lang: str) -> None:
         col.button(name, key=f"lbl_acc_{label}", help=description, on_click=on_accuracy,
                    args=(label,), shortcut=SHORTCUTS[label], width="stretch",
                    type="primary" if item.get("accuracy") == label else "secondary")
-    st.multiselect(t("label.codes"), [c.id for c in taxonomy.labelable()], key=PICKER_KEY,
-                   on_change=on_pick, label_visibility="collapsed",
-                   format_func=lambda c: f"{c} {taxonomy.code(c).text('name', lang)}",
-                   placeholder=t("label.picker"))
+    st.text_input(t("label.codes"), key=PICKER_KEY, on_change=on_pick,
+                  label_visibility="collapsed", placeholder=t("label.picker"))
+    said = S.pop("lbl_pick_said", "")
+    if said:
+        st.caption(ui.plain(said))
     for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
         with column:
             for title, codes in groups:
@@ -311,7 +341,9 @@ def _label_column(view: service.ItemView, lang: str) -> None:
                     st.checkbox(f"{code.id} {code.text('name', lang)}", key=_wkey("code", code.id),
                                 help=_criteria(code, lang), on_change=on_change)
     st.text_area(t("label.note"), key=_wkey("note"), height=68, on_change=on_change,
+                 max_chars=service.max_note_chars(),  # the import's limit: a note always moves
                  placeholder=t("label.note_placeholder"), label_visibility="collapsed")
+    ui.note_state(user_id, view.generation_id, item.get("note") or "")
     nav = st.columns(5, gap="small")
     nav[0].button(t("button.prev"), key="lbl_prev", on_click=on_nav, args=("prev",),
                   shortcut=SHORTCUTS["prev"], width="stretch")
@@ -379,18 +411,22 @@ def page() -> None:
         st.toast(t("label.all_done"), icon="✅", duration="long")
     empty = S.pop("lbl_filter_empty", None)
     if empty:
-        st.toast(t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
+        st.toast(t("label.no_items_here", state=t("filter.all") if empty == "all"
+                   else t(f"state.{empty}")), icon="🔎")
     if _item().get("lead_answer"):
         with st.container(border=True):
             st.caption(t("label.lead_answer"))
             st.text(_item()["lead_answer"])  # the lead's text, shown as typed
     progress = state.progress()  # includes what this run's callbacks saved
-    head, choose, undo = st.columns([0.72, 0.16, 0.12], vertical_alignment="bottom")
+    head, search, choose, undo = st.columns([0.6, 0.12, 0.16, 0.12], vertical_alignment="bottom")
     with head:
         _header(queue, index, view, progress)
     names = {f: t("filter.all") if f == "all" else t(f"state.{f}") for f in FILTERS}
-    choose.selectbox(t("filter.label"), FILTERS, key=FILTER_KEY, on_change=on_filter,
-                     format_func=names.get)
+    key = f"{FILTER_KEY}_{ui.interface_language()}"  # per language: shown in the new one at once
+    choose.selectbox(t("filter.label"), FILTERS, key=key, on_change=on_filter, args=(key,),
+                     index=FILTERS.index(S.get(FILTER_KEY, "all")), format_func=names.get)
+    with search:
+        _search(queue)
     undo.button(t("button.undo"), key="lbl_undo", on_click=on_undo, shortcut=SHORTCUTS["undo"],
                 width="stretch")
     lang = ui.interface_language()
@@ -398,7 +434,7 @@ def page() -> None:
     with left:
         _code_column(view)
     with right:
-        _label_column(view, lang)
+        _label_column(view, lang, user.id)
     _history(view, user)
 
 

@@ -34,3 +34,13 @@ if accuracy:
                        file_name="accuracy_per_model.csv", mime="text/csv")
 else:
     st.info(t("summary.none"))
+
+st.subheader(t("summary.export"))
+st.caption(t("summary.export_caption"))
+if st.button(t("summary.export_prepare"), key="summary_export"):
+    with ui.db() as session:
+        st.session_state["summary_export_data"] = service.export_jsonl(session, acting=lead.id)
+if st.session_state.get("summary_export_data"):
+    st.download_button(t("summary.export_download"), st.session_state["summary_export_data"],
+                       file_name="export.jsonl", mime="application/jsonl",
+                       key="summary_export_download")

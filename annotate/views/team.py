@@ -27,7 +27,9 @@ with st.form("new_annotator", clear_on_submit=True):
         try:
             with ui.db() as session:
                 created = service.create_annotator(
-                    session, username=username, password=password or None, languages=languages,
+                    session, username=username, languages=languages,
+                    # no password: single sign-on only, which needs single sign-on set up
+                    password=password if password or not ui.oidc_configured() else None,
                     role=role, display_name=display, interface_language=interface,
                     acting=lead.id)
         except service.AnnotateError as error:

@@ -44,10 +44,10 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
                    "created_at": "time?"},
     "annotation": {**_GENERATION_REF, "annotator": "str!", "accuracy": "str?",
                    "codes": "strlist", "note": "str", "seconds_spent": "float", "status": "str",
-                   "revision": "int", "history": "json", "created_at": "time?",
-                   "updated_at": "time?"},
+                   "revision": "int", "history": "json", "reply": "json",
+                   "created_at": "time?", "updated_at": "time?"},
     "gold_label": {**_GENERATION_REF, "adjudicator": "str!", "accuracy": "str!",
-                   "codes": "strlist", "note": "str", "created_at": "time?"},
+                   "codes": "strlist", "note": "str", "history": "json", "created_at": "time?"},
     "metric_run": {"signature": "str!", "metric": "str!", "model": "str", "layer": "int?",
                    "tokenizer": "str", "context": "str", "noise": "str", "seed": "int?",
                    "params": "json", "library_versions": "json"},
@@ -138,7 +138,7 @@ def check_record(record: Any, limits: TextLimits | None = None) -> dict:
             continue
         out[field] = _check_value(field_kind, record[field], field)
         _check_text(limits, field_kind, out[field], field)
-    if kind == "annotation" and isinstance(out.get("history"), list):
+    if kind in ("annotation", "gold_label") and isinstance(out.get("history"), list):
         for i, past in enumerate(out["history"]):  # earlier notes: the same limit as a note
             if isinstance(past, dict) and isinstance(past.get("note"), str):
                 limits.check(past["note"], f"history[{i}].note")

@@ -154,7 +154,8 @@ class BulkWriter:
             accuracy = self.writer._accuracy(rec.get("accuracy"))
             label = check_label(accuracy, self.writer._codes(rec.get("codes")),
                                 status=rec.get("status", "done"), note=rec.get("note", ""),
-                                seconds_spent=rec.get("seconds_spent", 0.0))
+                                seconds_spent=rec.get("seconds_spent", 0.0),
+                                note_limit=self.writer.limits.text)
         except AnnotationError as error:
             raise Reject(str(error), "accuracy") from None
         kept[3][key + (annotator_id,)] = label
@@ -313,7 +314,8 @@ class BulkWriter:
             save_annotation(self.session, generation_id=generation_id,
                             annotator_id=annotator_id, accuracy=label.accuracy,
                             codes=label.codes, note=label.note,
-                            seconds_spent=label.seconds_spent, status=label.status)
+                            seconds_spent=label.seconds_spent, status=label.status,
+                            note_limit=self.writer.limits.text)
 
 
 def _state(label) -> tuple:

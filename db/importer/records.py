@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import null, select, update
+from sqlalchemy import func, null, select, update
 from sqlmodel import Session
 
 from db import models as m
@@ -359,10 +359,11 @@ class RecordWriter(ResultWriters):
             label = check_label(self._accuracy(rec.get("accuracy"), prefix + "accuracy"),
                                 self._codes(rec.get("codes"), prefix + "codes"), status=status,
                                 note=rec.get("note", ""),
-                                seconds_spent=rec.get("seconds_spent", 0.0))
+                                seconds_spent=rec.get("seconds_spent", 0.0),
+                                note_limit=self.limits.text)
         except AnnotationError as error:
-            raise Reject(str(error), prefix + ("status" if "status" in str(error) else
-                                                "accuracy")) from None
+            field = next((f for f in ("status", "note") if f in str(error)), "accuracy")
+            raise Reject(str(error), prefix + field) from None
         return {"accuracy": label.accuracy, "codes": list(label.codes), "note": label.note,
                 "seconds_spent": label.seconds_spent, "status": label.status}
 
@@ -382,7 +383,8 @@ class RecordWriter(ResultWriters):
                     raise Reject(f"entry {i} is not an object", "history")
                 past = self._label(event, prefix=f"history[{i}].")
                 saved = save_annotation(self.session, generation_id=generation_id,
-                                        annotator_id=annotator_id, **past)
+                                        annotator_id=annotator_id, **past,
+                                        note_limit=self.limits.text)
                 event_times[saved.revision] = _time(event.get("created_at"),
                                                     f"history[{i}].created_at")
             existing = get_annotation(self.session, generation_id, annotator_id)
@@ -393,11 +395,35 @@ class RecordWriter(ResultWriters):
             "status": existing.status} == {**label, "codes": sorted(label["codes"])}
         if not unchanged:
             saved = save_annotation(self.session, generation_id=generation_id,
-                                    annotator_id=annotator_id, **label)
+                                    annotator_id=annotator_id, **label,
+                                    note_limit=self.limits.text)
             event_times[saved.revision] = _time(rec.get("updated_at"), "updated_at")
         if outcome == "created":
             self._keep_times(generation_id, annotator_id, rec, event_times)
-        return outcome if outcome == "created" or not unchanged else "unchanged"
+        replied = self._write_reply(generation_id, annotator_id, rec.get("reply"))
+        return outcome if outcome == "created" or not unchanged or replied else "unchanged"
+
+    def _write_reply(self, generation_id: int, annotator_id: int, reply) -> bool:
+        """The lead's answer to a flagged label (`reply`: {text, lead, created_at}); True when
+        it was stored or changed."""
+        if reply is None:
+            return False
+        if not isinstance(reply, dict) or not isinstance(reply.get("text"), str) \
+                or not isinstance(reply.get("lead"), str):
+            raise Reject("expected {\"text\", \"lead\", \"created_at\"}", "reply")
+        self.limits.check(reply["text"], "reply.text")
+        lead_id = self.annotator_id(reply["lead"], "reply.lead")
+        annotation = get_annotation(self.session, generation_id, annotator_id)
+        row = self.session.execute(select(m.FlagReply).where(
+            m.FlagReply.annotation_id == annotation.id)).scalars().first()
+        if row is not None and (row.text, row.lead_id) == (reply["text"], lead_id):
+            return False
+        row = row or m.FlagReply(annotation_id=annotation.id, lead_id=lead_id)
+        row.lead_id, row.text = lead_id, reply["text"]
+        row.created_at = _time(reply.get("created_at"), "reply.created_at") or m.utcnow()
+        self.session.add(row)
+        self.session.flush()
+        return True
 
     def _keep_times(self, generation_id: int, annotator_id: int, rec: dict,
                     event_times: dict[int, datetime | None]) -> None:
@@ -427,20 +453,61 @@ class RecordWriter(ResultWriters):
         label = self._label(rec)
         existing = self.session.execute(select(m.GoldLabel).where(
             m.GoldLabel.generation_id == generation_id)).scalars().first()
+        if existing is None and rec.get("history"):
+            self._replay_gold_history(generation_id, rec["history"])
+            existing = self.session.execute(select(m.GoldLabel).where(
+                m.GoldLabel.generation_id == generation_id)).scalars().first()
+            if existing is not None and (
+                    existing.accuracy, sorted(gold_label_codes(self.session, existing.id)),
+                    existing.note, existing.adjudicator_id) == (
+                    label["accuracy"], sorted(label["codes"]), label["note"], adjudicator_id):
+                moment = _time(rec.get("created_at"), "created_at")
+                if moment is not None:  # the history ends with the current gold label
+                    self.session.execute(update(m.GoldLabel).where(m.GoldLabel.id == existing.id)
+                                         .values(created_at=moment)
+                                         .execution_options(synchronize_session=False))
+                return "created"
+            return self._store_gold(generation_id, adjudicator_id, label, rec, "created")
         if existing is not None and (
                 existing.accuracy, sorted(gold_label_codes(self.session, existing.id)),
                 existing.note, existing.adjudicator_id) == (
                 label["accuracy"], sorted(label["codes"]), label["note"], adjudicator_id):
             return "unchanged"
+        return self._store_gold(generation_id, adjudicator_id, label, rec,
+                                "created" if existing is None else "updated")
+
+    def _store_gold(self, generation_id: int, adjudicator_id: int, label: dict, rec: dict,
+                    outcome: str, field: str = "") -> str:
         try:
-            save_gold_label(self.session, generation_id=generation_id,
-                            adjudicator_id=adjudicator_id, accuracy=label["accuracy"],
-                            codes=label["codes"], note=label["note"])
+            gold = save_gold_label(self.session, generation_id=generation_id,
+                                   adjudicator_id=adjudicator_id, accuracy=label["accuracy"],
+                                   codes=label["codes"], note=label["note"],
+                                   note_limit=self.limits.text)
         except AnnotationError as error:
-            raise Reject(str(error), "adjudicator") from None
-        if rec.get("created_at") is not None:
-            self.session.execute(update(m.GoldLabel)
-                                 .where(m.GoldLabel.generation_id == generation_id)
-                                 .values(created_at=_time(rec["created_at"], "created_at"))
+            raise Reject(str(error), field + "adjudicator") from None
+        moment = _time(rec.get("created_at"), field + "created_at")
+        if moment is not None:  # the gold label and its newest history row keep their time
+            self.session.execute(update(m.GoldLabel).where(m.GoldLabel.id == gold.id)
+                                 .values(created_at=moment)
                                  .execution_options(synchronize_session=False))
-        return "created" if existing is None else "updated"
+            newest = self.session.execute(
+                select(func.max(m.GoldLabelEvent.id))
+                .where(m.GoldLabelEvent.gold_label_id == gold.id)).scalar_one()
+            self.session.execute(update(m.GoldLabelEvent).where(m.GoldLabelEvent.id == newest)
+                                 .values(created_at=moment)
+                                 .execution_options(synchronize_session=False))
+        return outcome
+
+    def _replay_gold_history(self, generation_id: int, history) -> None:
+        """A gold label new to this database gets its earlier versions first, oldest first,
+        each by its own adjudicator at its own time (a move keeps the gold label history)."""
+        if not isinstance(history, list):
+            raise Reject("expected a list of earlier gold labels", "history")
+        for i, event in enumerate(history):
+            where = f"history[{i}]."
+            if not isinstance(event, dict) or not isinstance(event.get("adjudicator"), str):
+                raise Reject("expected an object with an 'adjudicator'", where[:-1])
+            past = self._label({**event, "status": "done"}, prefix=where)
+            self._store_gold(generation_id, self.annotator_id(event["adjudicator"],
+                                                              where + "adjudicator"),
+                             past, event, "created", where)

@@ -51,7 +51,8 @@ def signed_in_page(browser, url: str, username: str = "bas"):
     """A new 1440x900 page signed in on the first of the user's 6 items, ready for keys."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page = browser.new_page()  # a Browser or a BrowserContext (storage kept between pages)
+    page.set_viewport_size({"width": 1440, "height": 900})
     submit_sign_in(page, url, username)
     expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
     expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)

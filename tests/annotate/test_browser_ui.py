@@ -121,7 +121,8 @@ def test_themes_and_languages(app_db, ids, launch_app, chromium, tmp_path):
                                        color_scheme=scheme, locale=browser_locale)
         page = context.new_page()
         _sign_in(page, server, "bas", sign_in_lang, lang)
-        expect(page.get_by_role("button", name=i18n.text("button.save", lang))).to_be_visible()
+        expect(page.get_by_role("button", name=i18n.text("button.save", lang))).to_be_visible(
+            timeout=30000)  # a loaded machine draws the page slowly
         cut = page.evaluate("""[...document.querySelectorAll('[data-testid="stMain"] '
             + ':is([data-testid="stCheckbox"] label, [data-testid^="stBaseButton"]) p')]
             .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent)""")

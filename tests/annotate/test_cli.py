@@ -26,6 +26,17 @@ def test_add_user_creates_a_hashed_account_and_refuses_bad_input(db_url, monkeyp
     assert "already exists" in capsys.readouterr().err
     assert main(["--db", db_url, "--add-user", "x", "--languages", "de"]) == 2
     assert "unknown language 'de'" in capsys.readouterr().err
+    # no password: only on request (single sign-on); an empty one is refused like a short one
+    assert main(["--db", db_url, "--add-user", "sso@example.org", "--languages", "nl",
+                 "--sso-only"]) == 0
+    with Session(get_engine(db_url)) as session:
+        people = {p.username: p for p in service.list_annotators(session,
+                                                                 acting=service.OPERATOR)}
+        assert not people["sso@example.org"].has_password
+        assert people["lead@example.org"].has_password
+        with pytest.raises(service.AnnotateError, match="at least 10 characters"):
+            service.create_annotator(session, acting=service.OPERATOR, username="empty",
+                                     password="", languages=["nl"])
     get_engine(db_url).dispose()
     get_engine.cache_clear()
 

@@ -46,13 +46,13 @@ def test_the_filter_reaches_skipped_and_flagged_items(app_db, ids):
     at.button(key="lbl_flag").click().run()  # item 2 flagged
     at.button(key="lbl_next").click().run()
     assert "Item 3 of 6" in html()
-    at.selectbox(key="lbl_filter").set_value("skipped").run()
+    at.selectbox(key="lbl_filter_en").set_value("skipped").run()
     assert "Item 1 of 6" in html() and "skipped" in html()
     at.button(key="lbl_next").click().run()  # no other skipped item: stays
     assert "Item 1 of 6" in html()
-    at.selectbox(key="lbl_filter").set_value("flagged").run()
+    at.selectbox(key="lbl_filter_en").set_value("flagged").run()
     assert "Item 2 of 6" in html()
-    at.selectbox(key="lbl_filter").set_value("done").run()  # nothing done yet: says so
+    at.selectbox(key="lbl_filter_en").set_value("done").run()  # nothing done yet: says so
     assert any("done" in toast.value for toast in at.toast)
     assert "on this item" in html() and "left at your median pace" in html()
 
@@ -112,6 +112,6 @@ def test_the_lead_answers_a_flag_and_the_annotator_sees_the_answer(app_db, ids):
     assert [(f["generation_id"], f["annotator"], f["reply"][:9]) for f in flagged] == [
         (gid, "bas", "Only when")]
     again = _signed_in("bas")  # a new visit of the item shows the answer, as typed
-    again.selectbox(key="lbl_filter").set_value("flagged").run()
+    again.selectbox(key="lbl_filter_en").set_value("flagged").run()
     shown = [e.value for e in again.text]
     assert "Only when the URL is made up: see ![x](http://h/x) MS-ME2." in shown

@@ -114,3 +114,18 @@ def test_the_team_page_median_time_is_per_language(app_db, ids):
     medians = {r["language"]: r["median_seconds"] for r in rows if r["annotator"] == "anna"}
     assert medians == {"nl": 10.0, "zh": 100.0}
 
+
+
+def test_assign_says_which_items_are_short_of_annotators(app_db, ids):
+    """Two annotators per item where only anna speaks zh: the zh items get one, and the result
+    says which and why (the Assign page shows it)."""
+    with Session(get_engine(app_db)) as session:
+        done = service.assign_items(session, acting=ids["lead"],
+                                    annotator_ids=[ids["anna"], ids["bas"]], languages=["zh"],
+                                    per_item=2)
+        zh = {e.generation_id for e in service.queue_for(session, ids["anna"]) if
+              e.language == "zh"}
+    assert done.added == 0  # anna has them all already
+    assert [(s.language, set(s.items), s.wanted, s.speakers) for s in done.short] == [
+        ("zh", zh, 2, 1)]
+    assert "only 1 of the chosen annotators speak zh" in done.short[0].sentence()

@@ -1,0 +1,200 @@
+// The labelling page's keyboard and note keeper (annotate/ui.py puts it in the page once).
+// Streamlit's shortcuts stay silent while focus is in a field, a checkbox included; this keeps
+// them working and routes keys typed for the code picker to it, whatever the page is doing:
+// - `C` opens the code picker, `M` the note, Esc leaves any field;
+// - a key pressed on a checkbox or radio (after a mouse click) goes to the shortcuts;
+// - after Enter in the picker the page reruns: keys typed meanwhile wait, then go to the picker
+//   (never to a shortcut or another control); an empty query does nothing;
+// - every change to the note is kept in this browser (localStorage) until the page says the
+//   database holds it (`.nlce-note-state`): a reload, a server restart or a closed tab loses
+//   nothing, and closing the tab with text not stored yet asks first.
+(() => {
+  if (window.nlceKeyboard) return;
+  window.nlceKeyboard = true;
+  const doc = document;
+  const isText = (t) => t && (t.isContentEditable || t.tagName === "TEXTAREA"
+    || t.tagName === "SELECT" || (t.tagName === "INPUT"
+      && !["checkbox", "radio", "button", "submit"].includes(t.type)));
+  const isChoice = (t) => t && t.tagName === "INPUT" && (t.type === "checkbox"
+    || t.type === "radio");
+  const picker = () => doc.querySelector(".st-key-lbl_codepick input");
+  const noteBox = () => doc.querySelector(".st-key-lbl_note_ textarea");
+  const running = () => !!doc.querySelector('[data-testid="stApp"][data-test-script-state="running"]');
+  const setValue = (el, value) => {  // as if typed: React sees an input event
+    Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), "value").set.call(el, value);
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+  };
+  const shortcut = (e) => doc.body.dispatchEvent(new KeyboardEvent("keydown", {
+    key: e.key, code: e.code, keyCode: e.keyCode, which: e.which, bubbles: true,
+    cancelable: true }));
+
+  // ------------------------------------------------------------------ the code picker
+  let picking = false;  // the picker has the keys (from C or a click in it until Esc)
+  let waitSince = 0;  // an Enter's rerun is in flight: keys wait in `held`
+  let sawRun = false;
+  const held = [];
+  const toPicker = (e) => {  // one key for the picker, whatever has focus now
+    const box = picker();
+    if (!box) { picking = false; return false; }
+    if (doc.activeElement !== box) box.focus();
+    if (e.key === "Escape") { picking = false; box.blur(); return true; }
+    if (e.key === "Enter") { submit(box); return true; }
+    if (e.key === "Backspace") { setValue(box, box.value.slice(0, -1)); return true; }
+    if (e.key.length === 1) { setValue(box, box.value + e.key); return true; }
+    return false;
+  };
+  const submit = (box) => {
+    if (!box.value.trim()) { setValue(box, ""); return; }  // no "select all" from the keys
+    waitSince = Date.now();
+    sawRun = false;
+    box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter",
+      keyCode: 13, which: 13, bubbles: true, cancelable: true }));
+  };
+  const apply = (e) => {  // a held key, applied as it would have been had it not waited
+    const t = doc.activeElement;
+    if (picking) { toPicker(e); return; }
+    if (isText(t)) {
+      if (e.key === "Escape") t.blur();
+      else if (e.key === "Backspace") setValue(t, t.value.slice(0, -1));
+      else if (e.key.length === 1) setValue(t, t.value + e.key);
+      return;
+    }
+    const key = e.key.toLowerCase();
+    if (key === "c" && picker()) { picking = true; picker().focus(); }
+    else if (key === "m" && noteBox()) noteBox().focus();
+    else if (e.key.length === 1) shortcut(e);
+  };
+  setInterval(() => {  // an Enter's rerun is over: the keys typed meanwhile go on
+    if (!waitSince) return;
+    if (running()) { sawRun = true; return; }
+    if (!sawRun && Date.now() - waitSince < 1500) return;
+    waitSince = 0;
+    if (picking && picker()) picker().focus();
+    while (held.length && !waitSince) apply(held.shift());
+  }, 40);
+
+  doc.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || !e.isTrusted) return;
+    const t = e.target;
+    const stop = () => { e.preventDefault(); e.stopImmediatePropagation(); };
+    if (waitSince) { held.push({ key: e.key, code: e.code, keyCode: e.keyCode,
+      which: e.which }); stop(); return; }
+    if (t === picker()) {
+      picking = true;
+      if (e.key === "Enter" || e.key === "Escape") { stop(); toPicker(e); }
+      return;
+    }
+    if (picking && !isText(t)) { if (toPicker(e)) stop(); return; }
+    if (e.key === "Escape" && isText(t)) { t.blur(); return; }
+    if (isChoice(t) && e.key.length === 1 && e.key !== " ") {  // after a click on a code
+      stop();
+      t.blur();
+      shortcut(e);
+      return;
+    }
+    if (isText(t)) return;
+    const key = e.key.toLowerCase();
+    if (key === "c" && picker()) { stop(); picking = true; picker().focus(); }
+    else if (key === "m" && noteBox()) { stop(); noteBox().focus(); }
+  }, true);
+  doc.addEventListener("mousedown", (e) => { if (e.target !== picker()) picking = false; }, true);
+  doc.addEventListener("change", (e) => {
+    if (isChoice(e.target)) setTimeout(() => e.target.blur(), 0);
+  }, true);
+
+  // ------------------------------------------------------------------ the note
+  const hash = (text) => {  // FNV-1a over UTF-16 code units (annotate/ui.py: note_hash)
+    let h = 0x811c9dc5;
+    for (let i = 0; i < text.length; i++) {
+      h ^= text.charCodeAt(i);
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    return h.toString(16);
+  };
+  const state = () => doc.querySelector(".nlce-note-state");
+  const draftKey = (s) => `nlce-note:${s.dataset.user}:${s.dataset.item}`;
+  let typedAt = 0;
+  let pushedAt = 0;
+  let pushes = 0;
+  const commit = (box) => {  // Streamlit takes a text area's value when it loses focus
+    const focused = doc.activeElement === box;
+    const start = box.selectionStart, end = box.selectionEnd;
+    if (!focused) box.focus();
+    box.blur();
+    if (focused) { box.focus(); box.setSelectionRange(start, end); }
+  };
+  const STALE_MS = 10 * 60 * 1000;
+  const readDraft = (key) => {  // {text, base: the stored note's hash when typed, at}
+    try { return JSON.parse(localStorage.getItem(key)); } catch (err) { return null; }
+  };
+  // A draft may go (back) to the server only while the database holds what it held when the
+  // draft was typed, or something this browser sent: never over another tab's newer save.
+  const mine = (draft, stored) => draft.base === stored || (draft.sent || []).includes(stored);
+  const unsent = () => {
+    const s = state();
+    if (!s) return false;
+    const draft = readDraft(draftKey(s));
+    return !!draft && hash(draft.text) !== s.dataset.stored && mine(draft, s.dataset.stored);
+  };
+  const noteSent = (text) => {  // remember what this browser sent for the shown item
+    const s = state(), draft = s && readDraft(draftKey(s));
+    if (!draft) return;
+    draft.sent = [...(draft.sent || []), hash(text)].slice(-20);
+    localStorage.setItem(draftKey(s), JSON.stringify(draft));
+  };
+  let pause = null;
+  let pushing = false;
+  doc.addEventListener("input", (e) => {
+    const box = e.target, s = state();
+    if (box !== noteBox() || !s || pushing) return;
+    const before = readDraft(draftKey(s));
+    localStorage.setItem(draftKey(s), JSON.stringify({ text: box.value,
+      base: before ? before.base : s.dataset.stored, sent: before ? before.sent : [],
+      at: Date.now() }));
+    typedAt = Date.now();
+    pushes = 0;
+    clearTimeout(pause);
+    pause = setTimeout(() => {
+      if (doc.activeElement === box) { noteSent(box.value); commit(box); }
+    }, 600);
+  }, true);
+  setInterval(() => {  // a draft the database does not hold yet goes (back) to the server
+    const s = state(), box = noteBox();
+    if (!s || !box || running() || box.disabled) return;
+    const key = draftKey(s), kept = readDraft(key);
+    if (!kept || typeof kept.text !== "string") return;
+    const now = Date.now(), draft = kept.text;
+    if (hash(draft) === s.dataset.stored || (!mine(kept, s.dataset.stored)
+                                             && now - kept.at > STALE_MS)) {
+      localStorage.removeItem(key);  // arrived; or old, and someone saved another note since
+      return;
+    }
+    if (!mine(kept, s.dataset.stored)) return;
+    if (now - typedAt < 1500 || now - pushedAt < 2000 || pushes >= 5) return;
+    if (doc.activeElement !== box && isText(doc.activeElement)) return;  // busy elsewhere
+    pushedAt = now;
+    pushes += 1;
+    if (pushes === 3 && sessionStorage.getItem("nlce-reload:" + key) !== hash(draft)) {
+      // sent twice and still not stored: a page that reconnected to a restarted server may
+      // not send until reloaded; a reload does (once per draft)
+      sessionStorage.setItem("nlce-reload:" + key, hash(draft));
+      location.reload();
+      return;
+    }
+    noteSent(draft);
+    pushing = true;
+    setValue(box, draft + " ");  // twice: React sends on a change, even to the same text
+    setValue(box, draft);
+    pushing = false;
+    commit(box);
+  }, 300);
+  const leave = () => {
+    const box = noteBox();
+    if (box && unsent()) { noteSent(box.value); box.blur(); }
+  };
+  doc.addEventListener("visibilitychange", () => { if (doc.hidden) leave(); });
+  window.addEventListener("pagehide", leave);
+  window.addEventListener("beforeunload", (e) => {
+    if (unsent()) { e.preventDefault(); e.returnValue = ""; }
+  });
+})();
