@@ -36,7 +36,7 @@ def _cmd_import(args) -> int:
         import_parquet_export,
         import_release,
     )
-    from db.importer.records import ACCOUNTS_CREATE, ACCOUNTS_NONE, ACCOUNTS_TRUSTED
+    from db.importer.accounts import ACCOUNTS_CREATE, ACCOUNTS_NONE, ACCOUNTS_TRUSTED
 
     url = resolve_url(args.db)
     problems = Problems(collect=args.check)

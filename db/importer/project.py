@@ -9,8 +9,9 @@ from tqdm import tqdm
 
 from db.annotations import AnnotationError
 from db.formats import FormatError, check_record
+from db.importer.accounts import ACCOUNTS_NONE
 from db.importer.errors import ImportStats, Problems, Reject
-from db.importer.records import ACCOUNTS_NONE, RecordWriter
+from db.importer.records import RecordWriter
 from db.importer.sources import Located, Unreadable, read_jsonl, read_parquet_export
 
 

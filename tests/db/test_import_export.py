@@ -15,7 +15,7 @@ from db.__main__ import main, table_counts
 from db.annotations import annotation_history
 from db.exporter import export_jsonl, export_parquet, export_records
 from db.importer import ImportFailed, import_jsonl, import_parquet_export
-from db.importer.records import ACCOUNTS_CREATE
+from db.importer.accounts import ACCOUNTS_CREATE
 
 
 def _import(url, path):
