@@ -227,6 +227,7 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
     candidates: list[SelectedFile] = []
     for source in sources:
         report.files_in += 1
+        report.encodings[source.key] = source.encoding  # every file read, kept or not
         if config.dedup_exact or config.dedup_near:
             duplicate = duplicates.check(source.key, source.text)
             if duplicate is not None:
@@ -240,7 +241,6 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
                                              "reason": f"{kind}_duplicate",
                                              "excerpt": f"same as {duplicate[1]}"})
                     continue
-        report.encodings[source.key] = source.encoding
         why = generated_file(source.path or source.key, source.text) \
             if config.generated_file else None
         if why:
