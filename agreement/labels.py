@@ -32,6 +32,7 @@ from sqlmodel import Session
 
 from db import models as m
 from db.engine import get_engine
+from nlce.cli import InputError
 from taxonomy import ACCURACY_LABELS
 
 RULES = ("gold", "expert", "majority", "agreed", "annotator:NAME")
@@ -82,7 +83,7 @@ def parse_policy(policy: str) -> tuple[str, ...]:
     rules = tuple(r.strip() for r in ALIASES.get(name, name).split("-else-"))
     for rule in rules:
         if rule not in RULES[:-1] and not (rule.startswith("annotator:") and rule[10:]):
-            raise ValueError(f"unknown label policy {policy!r}: rule {rule!r} is not one of "
+            raise InputError(f"unknown label policy {policy!r}: rule {rule!r} is not one of "
                              f"{', '.join(RULES)} (chain them with -else-, or use 'auto')")
     return rules
 
@@ -125,7 +126,7 @@ def resolve(votes: Iterable[Vote], gold: Mapping[int, Gold], policy: str = DEFAU
         if rule.startswith("annotator:") and not any(
                 v.annotator == rule[10:] for item in by_item.values() for v in item):
             known = ", ".join(sorted({v.annotator for item in by_item.values() for v in item}))
-            raise ValueError(f"label policy {policy!r}: annotator {rule[10:]!r} has no finished "
+            raise InputError(f"label policy {policy!r}: annotator {rule[10:]!r} has no finished "
                              f"labels (annotators with labels: {known or 'none'})")
     out: dict[int, ResolvedLabel] = {}
     for generation_id in sorted(set(by_item) | set(gold)):

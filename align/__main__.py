@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, parse_policy
 from db.engine import add_database_argument, resolve_url
+from nlce.cli import EXIT_OK, InputError, run_main
 
 DEFAULT_OUT = "reports/align"
 
@@ -73,35 +74,31 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from rich.console import Console
-    from rich.markup import escape
 
     # Piped output is not cut to 80 columns (rich's default without a terminal); COLUMNS wins.
     wide = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
     console = Console(stderr=args.format != "table", width=wide)
-    errors = Console(stderr=True, width=wide)
     url = resolve_url(args.db)
     from align.kde import parse_bandwidth
     from align.pipeline import AlignOptions, parse_split
+    from align.report import OWNED
     from align.thresholds import load_thresholds
+    from nlce.outputs import check_output_folder, write_csv
 
-    try:
-        bandwidth = parse_bandwidth(args.bandwidth)
-        for spec in (args.fit_on, args.apply_to):
-            if spec:
-                parse_split(spec)
-        if args.apply_to and not args.fit_on:
-            raise ValueError("--apply-to needs --fit-on")
-        saved = load_thresholds(args.thresholds) if args.thresholds else None
-        parse_policy(args.labels)
-    except ValueError as error:
-        errors.print(f"[red]error:[/red] {escape(str(error))}")
-        return 2
+    # bad options fail here, before anything is read (InputError: one line, exit 2)
+    bandwidth = parse_bandwidth(args.bandwidth)
+    for spec in (args.fit_on, args.apply_to):
+        if spec:
+            parse_split(spec)
+    if args.apply_to and not args.fit_on:
+        raise InputError("--apply-to needs --fit-on")
+    saved = load_thresholds(args.thresholds) if args.thresholds else None
+    parse_policy(args.labels)
+    check_output_folder(args.out, OWNED)  # a wrong --out fails before the work (OutputError)
     if args.demo:
         from align.demo import prepare_demo
 
-        code = prepare_demo(url, console)
-        if code:
-            return code
+        prepare_demo(url, console)
     options = AlignOptions(metrics=args.metric, slices=tuple(dict.fromkeys(args.slice)),
                            weighting=args.weighting, bandwidth=bandwidth,
                            bootstrap=max(args.bootstrap, 0), seed=args.seed, labels=args.labels,
@@ -110,19 +107,17 @@ def main(argv: list[str] | None = None) -> int:
                            judges=not args.no_judges, datasets=tuple(args.dataset))
     from align.pipeline import run_alignment
     from align.report import print_table, to_json, write_report
+    from db.engine import read_only_url
 
     started = time.perf_counter()
-    try:
-        report = run_alignment(url, options)
-    except ValueError as error:
-        errors.print(f"[red]error:[/red] {escape(str(error))}")
-        return 2
+    # aligning only reads: the database is opened read-only (a read-only disk will do)
+    report = run_alignment(read_only_url(url), options)
     aligned = time.perf_counter() - started
     written = write_report(report, Path(args.out), with_figures=not args.no_figures)
     if args.format == "table":
         print_table(report, console)
     elif args.format == "csv":
-        report.metrics.kappa.to_csv(sys.stdout, index=False)
+        write_csv(sys.stdout, report.metrics.kappa)
     else:
         import json
 
@@ -130,10 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     n_configs = report.metrics.kappa.key.nunique() if len(report.metrics.kappa) else 0
     console.print(f"aligned {n_configs} metric configuration(s) over {len(report.labels)} "
                   f"labelled generations in {aligned:.2f}s; report: {written['html']}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m align"))

@@ -16,15 +16,13 @@ import pandas as pd
 
 from agreement.judges import judge_agreement
 from agreement.statistics import (
-    bootstrap_ci,
     code_precision_recall,
     encode_labels,
-    kappa_from_counts,
     krippendorff_alpha,
     pairwise_kappa,
 )
 from align.evaluation import Evaluation, evaluate, noise_separation
-from align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds
+from align.kde import DEFAULT_GRID_SIZE, fit_kde_thresholds
 from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
@@ -370,15 +368,6 @@ def annotator_agreement(annotations: pd.DataFrame, label_order: Sequence[str] = 
     return pairs, alpha
 
 
-def kappa_with_ci(y_true, y_pred, bootstrap: int = 1000, seed: int = 0,
-                  label_order: Sequence[str] = ACCURACY_LABELS) -> dict:
-    """Convenience for other packages: {'kappa', 'low', 'high', 'n'} for two label lists."""
-    est, low, high = bootstrap_ci(y_true, y_pred, n_resamples=max(bootstrap, 1), seed=seed,
-                                  labels=label_order)
-    return {"kappa": est, "low": low if bootstrap else math.nan,
-            "high": high if bootstrap else math.nan, "n": len(y_true)}
-
-
 __all__ = ["AlignResult", "SLICES", "align_judges", "align_metrics", "annotator_agreement",
-           "context_effect", "group_kappa", "judge_code_table", "kappa_with_ci", "noise_table",
-           "slice_frames", "thresholds_key", "KDEFit", "kappa_from_counts"]
+           "context_effect", "group_kappa", "judge_code_table", "noise_table", "slice_frames",
+           "thresholds_key"]

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from agreement.judges import load_verdicts
-from agreement.labels import DEFAULT_POLICY, POLICY_HELP, RULES, Gold, Vote, resolve
+from agreement.labels import DEFAULT_POLICY, Gold, Vote, resolve
 from db.engine import get_engine
 from db.models import (
     Annotation,
@@ -37,11 +37,6 @@ from db.models import (
     Target,
 )
 from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
-
-LABEL_SOURCES = ("auto", *RULES)  # the label policies' names (agreement.labels)
-LABEL_SOURCES_HELP = POLICY_HELP
-
-CONFIG_COLUMNS = ("metric", "scorer", "layer", "context")
 
 SCORE_COLUMNS = ["run_id", "signature", "metric", "scorer", "layer", "context", "run_noise",
                  "noise", "generation_id", "noise_sample_id", "target_id", "score", "precision",
@@ -224,17 +219,6 @@ def choose_human_labels(annotations: pd.DataFrame, gold: pd.DataFrame,
 def load_human_labels(url: str | None = None, source: str = DEFAULT_POLICY) -> pd.DataFrame:
     """`choose_human_labels` over what the database holds."""
     return choose_human_labels(load_annotations(url), load_gold_labels(url), source)
-
-
-def load_generations(url: str | None = None) -> pd.DataFrame:
-    """generation_id, target_id, model, language, programming_language for every generation."""
-    with Session(get_engine(url)) as session:
-        return _frame(session, select(Generation.id, Generation.target_id, Generation.model,
-                                      TARGET_LANGUAGE,
-                                      SourceFile.programming_language)
-                      .join(Target, Target.id == Generation.target_id)
-                      .outerjoin(SourceFile, SourceFile.id == Target.source_file_id),
-                      ["generation_id", "target_id", "model", "language", "programming_language"])
 
 
 def load_judge_verdicts(url: str | None = None) -> pd.DataFrame:

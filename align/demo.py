@@ -46,35 +46,18 @@ def _has_scores(url: str) -> bool:
     return lexical > 0 and set(DEMO_CONTEXTS) <= contexts
 
 
-def prepare_demo(url: str, console) -> int:
-    """Steps 1 and 2; returns 0 when alignment can go on, else an exit code (message printed)."""
-    try:
-        from db.demo import ensure_demo_database
-    except ImportError as error:
-        console.print(f"[red]error:[/red] the demo dataset builder (db.demo) is not available: "
-                      f"{error}")
-        return 3
+def prepare_demo(url: str, console) -> None:
+    """Steps 1 and 2: the demo database, then its scores unless they are there already."""
+    from db.demo import ensure_demo_database
     from db.engine import shown_url
+    from metrics.config import ScoringConfig
+    from metrics.runner import score_grid
 
     console.print(f"demo database: {shown_url(url)}")
     ensure_demo_database(url)
     if _has_scores(url):
         console.print("demo scores already there; aligning")
-        return 0
-    try:
-        from metrics.config import ConfigError, ScoringConfig
-        from metrics.runner import score_grid
-    except ImportError as error:
-        console.print("[red]error:[/red] the scoring runner (metrics.runner.score_grid) is not "
-                      f"available yet, so the demo cannot compute its scores: {error}. "
-                      "Score the database with `python -m metrics.score` and run "
-                      "`python -m align` without --demo.")
-        return 3
+        return
     console.print(f"scoring the demo grid ({len(demo_grid())} configurations; offline models; "
                   f"finished scores are kept if interrupted)")
-    try:
-        score_grid([ScoringConfig(**config) for config in demo_grid()], url=url)
-    except ConfigError as error:
-        console.print(f"[red]error:[/red] the scoring runner rejected the demo grid: {error}")
-        return 3
-    return 0
+    score_grid([ScoringConfig(**config) for config in demo_grid()], url=url)

@@ -19,6 +19,8 @@ from typing import Sequence
 
 import yaml
 
+from nlce.cli import InputError
+
 DEFAULT_FAMILIES = Path(__file__).with_name("model_families.yaml")
 
 
@@ -37,14 +39,14 @@ def _read(path: Path) -> list[ModelFamily]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as error:
-        raise ValueError(f"{path}: cannot read the model family table: {error}") from error
+        raise InputError(f"{path}: cannot read the model family table: {error}") from error
     entries = data.get("families") if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        raise ValueError(f"{path}: expected a mapping with a 'families' list")
+        raise InputError(f"{path}: expected a mapping with a 'families' list")
     out = []
     for position, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not entry.get("pattern") or not entry.get("group"):
-            raise ValueError(f"{path}: family entry {position} needs 'pattern' and 'group', "
+            raise InputError(f"{path}: family entry {position} needs 'pattern' and 'group', "
                              f"got {entry!r}")
         out.append(ModelFamily(str(entry["pattern"]), str(entry.get("family", "")),
                                str(entry["group"]), tuple(entry.get("languages") or ())))

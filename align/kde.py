@@ -55,6 +55,7 @@ import numpy as np
 
 from agreement.statistics import encode_labels
 from align.thresholds import Thresholds
+from nlce.cli import InputError
 from taxonomy import ACCURACY_LABELS
 
 WEIGHTINGS = ("equal", "prior")
@@ -81,11 +82,11 @@ def parse_bandwidth(spec: str | float) -> str | float:
         try:
             spec = float(name)
         except ValueError:
-            raise ValueError(f"bandwidth must be 'scott', 'silverman' or a positive number, "
+            raise InputError(f"bandwidth must be 'scott', 'silverman' or a positive number, "
                              f"got {spec!r}") from None
     value = float(spec)
     if not value > 0 or math.isinf(value):
-        raise ValueError(f"bandwidth must be a positive number, got {spec!r}")
+        raise InputError(f"bandwidth must be a positive number, got {spec!r}")
     return value
 
 

@@ -17,6 +17,7 @@ from agreement.robustness import study_tables
 from align import analysis
 from align.kde import DEFAULT_GRID_SIZE
 from align.thresholds import Thresholds
+from nlce.cli import InputError
 
 
 @dataclass
@@ -90,11 +91,11 @@ def parse_split(spec: str) -> tuple[str, Any]:
         except ValueError:
             share = -1.0
         if not 0 < share < 1:
-            raise ValueError(f"split {spec!r}: random:SHARE needs 0 < SHARE < 1")
+            raise InputError(f"split {spec!r}: random:SHARE needs 0 < SHARE < 1")
         return "random", share
     column, sep, values = spec.partition("=")
     if not sep or column not in ("language", "model") or not values:
-        raise ValueError(f"split {spec!r}: use language=CODE[,CODE], model=NAME[,NAME], "
+        raise InputError(f"split {spec!r}: use language=CODE[,CODE], model=NAME[,NAME], "
                          f"random:SHARE, rest or all")
     return column, tuple(v.strip() for v in values.split(","))
 
@@ -108,7 +109,7 @@ def _mask(scores: pd.DataFrame, spec: str, seed: int) -> np.ndarray:
         chosen = np.random.default_rng(seed).permutation(targets)[:int(round(value * len(targets)))]
         return scores.target_id.isin(chosen).to_numpy()
     if kind == "rest":
-        raise ValueError("'rest' is only valid for --apply-to")
+        raise InputError("'rest' is only valid for --apply-to")
     return scores[kind].isin(value).to_numpy()
 
 
@@ -120,9 +121,9 @@ def split_scores(scores: pd.DataFrame, fit_on: str, apply_to: str | None, seed: 
     apply_mask = ~fit_mask if apply_to in (None, "rest") else _mask(scores, apply_to, seed)
     fit, apply = scores[fit_mask], scores[apply_mask]
     if fit.empty:
-        raise ValueError(f"--fit-on {fit_on!r} selects no scores")
+        raise InputError(f"--fit-on {fit_on!r} selects no scores")
     if apply.empty:
-        raise ValueError(f"--apply-to {apply_to or 'rest'!r} selects no scores")
+        raise InputError(f"--apply-to {apply_to or 'rest'!r} selects no scores")
     return fit, apply
 
 
@@ -221,7 +222,7 @@ def keep_datasets(generations: pd.DataFrame, scores: pd.DataFrame, labels: pd.Da
     if datasets:
         unknown = sorted(set(datasets) - set(known))
         if unknown:
-            raise ValueError(f"no dataset named {', '.join(map(repr, unknown))}; this database has: "
+            raise InputError(f"no dataset named {', '.join(map(repr, unknown))}; this database has: "
                              f"{', '.join(known) or 'none'}")
         generations = generations[generations.dataset.isin(datasets)]
         targets, kept = set(generations.target_id), set(generations.generation_id)

@@ -15,6 +15,7 @@ from agreement.robustness_report import SECTIONS, study_figures, study_sections_
 from align import figures
 from align.pipeline import AlignReport
 from align.thresholds import save_thresholds
+from nlce.outputs import output_set, write_csv
 
 MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
 # the robustness studies' figure sections (agreement.robustness_report), by study name
@@ -164,26 +165,34 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:80]
 
 
+# what `--out` holds (anything else in an existing folder: refused, as it would be replaced)
+OWNED = ("*.csv", "results.json", "thresholds.json", "report.html", "figures")
+
+
 def write_report(report: AlignReport, out_dir: str | Path, with_figures: bool = True
                  ) -> dict[str, Path]:
-    """Write everything under `out_dir`; returns the main paths (report.html, results.json...)."""
+    """Write everything into `out_dir`, whole or not at all (`nlce.outputs.output_set`: a killed
+    or failed run leaves the previous report as it was); returns the main paths (report.html,
+    results.json...) under `out_dir`."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    for name, frame in tables(report).items():
-        if frame is None:
-            continue
-        path = out / f"{name}.csv"
-        frame.to_csv(path, index=False)
-        written[name] = path
-    results = out / "results.json"
-    results.write_text(json.dumps(to_json(report), indent=1, ensure_ascii=False), encoding="utf-8")
-    written["results"] = results
-    if report.metrics.thresholds:
-        written["thresholds"] = save_thresholds(out / "thresholds.json", report.metrics.thresholds)
-    figure_paths = write_figures(report, out / "figures") if with_figures else {}
-    written["html"] = write_html(report, out / "report.html", figure_paths, written)
-    return written
+    with output_set(out, OWNED) as folder:
+        written: dict[str, Path] = {}
+        for name, frame in tables(report).items():
+            if frame is None:
+                continue
+            path = folder / f"{name}.csv"
+            write_csv(path, frame)
+            written[name] = path
+        results = folder / "results.json"
+        results.write_text(json.dumps(to_json(report), indent=1, ensure_ascii=False),
+                           encoding="utf-8")
+        written["results"] = results
+        if report.metrics.thresholds:
+            written["thresholds"] = save_thresholds(folder / "thresholds.json",
+                                                    report.metrics.thresholds)
+        figure_paths = write_figures(report, folder / "figures") if with_figures else {}
+        written["html"] = write_html(report, folder / "report.html", figure_paths, written)
+    return {name: out / path.relative_to(folder) for name, path in written.items()}
 
 
 def _table_html(frame: pd.DataFrame, columns: list[str] | None = None, limit: int = 200) -> str:

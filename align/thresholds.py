@@ -9,11 +9,12 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from agreement.statistics import encode_labels
+from nlce.cli import InputError
 
 THRESHOLDS_FORMAT = "nlce-kde-thresholds/1"
 
@@ -144,14 +145,7 @@ def load_thresholds(path: str | Path) -> dict[str, Thresholds]:
         if payload.get("format") != THRESHOLDS_FORMAT:
             raise ValueError(f"format {payload.get('format')!r}, expected {THRESHOLDS_FORMAT!r}")
         return {key: Thresholds.from_dict(t) for key, t in payload["thresholds"].items()}
+    except RecursionError:
+        raise ValueError(f"{path}: cannot read thresholds: nested too deeply") from None
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{path}: cannot read thresholds: {error}") from error
-
-
-def classify_many(thresholds: Mapping[str, Thresholds], scores: Mapping[str, Iterable[float]]
-                  ) -> dict[str, list]:
-    """Apply saved thresholds to new scores, per configuration key (keys must match)."""
-    missing = sorted(set(scores) - set(thresholds))
-    if missing:
-        raise KeyError(f"no thresholds for configuration(s): {', '.join(missing)}")
-    return {key: thresholds[key].classify(list(values)) for key, values in scores.items()}
+        raise InputError(f"{path}: cannot read thresholds: {error}") from error

@@ -17,6 +17,7 @@ from sqlalchemy.engine import make_url
 from db import DATABASE_URL_ENV, add_database_argument, resolve_url
 from db.engine import SQLITE_BUSY_TIMEOUT_ENV
 from db.passwords import FAST_HASHES_ENV, fast_hashes
+from nlce.cli import EXIT_OK, UserError, run_main
 
 APP = Path(__file__).with_name("app.py")
 
@@ -44,10 +45,9 @@ def add_user(url: str, username: str, role: str, languages: str, sso_only: bool 
                 role=role,
                 languages=[lang for lang in languages.split(",") if lang.strip()])
     except service.AnnotateError as error:
-        print(f"not created: {error}", file=sys.stderr)
-        return 2
+        raise UserError(f"not created: {error}") from error
     print(f"created {user.username} ({user.role}; {', '.join(user.languages) or 'no languages'})")
-    return 0
+    return EXIT_OK
 
 
 def streamlit_command(port: int, address: str, tls_cert: str | None = None,
@@ -136,6 +136,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m annotate"))

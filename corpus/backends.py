@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from nlce.cli import UserError
+
 Finished = Callable[[str], bool]  # output so far -> has the cut rule fired for good?
 
 
@@ -29,7 +31,7 @@ class ItemError(Exception):
     """One prompt failed (too long, rejected by the server); the run goes on."""
 
 
-class EndpointUnreachable(RuntimeError):
+class EndpointUnreachable(UserError, RuntimeError):
     """The backend cannot be reached; nothing more can be generated in this run."""
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import codecs
 import unicodedata
 
+from nlce.cli import InputError
+
 BINARY_SNIFF_BYTES = 8192
 
 # encodings plausible for each natural language's legacy files (Python codec names)
@@ -46,7 +48,7 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 
 
-class SourceReadError(ValueError):
+class SourceReadError(InputError):
     """A file that cannot be used as source text; the message says why."""
 
 
@@ -165,7 +167,7 @@ def decode_source(raw: bytes, expected_language: str | None = None, encoding: st
         try:
             codecs.lookup(encoding)
         except LookupError:
-            raise ValueError(f"unknown encoding {encoding!r} (--encoding)") from None
+            raise InputError(f"unknown encoding {encoding!r} (--encoding)") from None
         return _strict(raw, encoding), encoding
     for bom, name in _BOMS:
         if raw.startswith(bom):

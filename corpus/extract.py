@@ -31,6 +31,7 @@ from corpus.select import (
     render_report,
     select_targets,
 )
+from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 
 
 def read_source_text(path: Path, expected_language: str | None = None,
@@ -111,7 +112,9 @@ class ExtractResult:
         return out
 
 
-def _get_or_create_dataset(db_url: str | None, name: str) -> int:
+def _get_or_create_dataset(db_url: str | None, name: str, create: bool = True) -> int | None:
+    """The dataset's id; a missing one is created (or, with `create=False`, None: a run that
+    keeps no file leaves no empty dataset behind)."""
     from sqlalchemy.exc import IntegrityError
 
     from db.engine import session_scope
@@ -121,6 +124,8 @@ def _get_or_create_dataset(db_url: str | None, name: str) -> int:
         try:
             with session_scope(db_url) as session:
                 found = session.exec(sql_select(Dataset).where(Dataset.name == name)).first()
+                if found is None and not create:
+                    return None
                 if found is None:
                     found = Dataset(name=name)
                     session.add(found)
@@ -180,18 +185,18 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
     from corpus.tokens import make_counters
 
     if not _LANGUAGE_CODE.match(natural_language):
-        raise ValueError(f"--lang must be an ISO 639-1 code such as nl or zh, "
+        raise InputError(f"--lang must be an ISO 639-1 code such as nl or zh, "
                          f"not {natural_language!r}")
     if programming_language is not None and programming_language not in PROGRAMMING_LANGUAGES:
-        raise ValueError(f"unknown programming language {programming_language!r}; known: "
+        raise InputError(f"unknown programming language {programming_language!r}; known: "
                          f"{', '.join(sorted(PROGRAMMING_LANGUAGES))}")
     if encoding != "auto":
         decode_source(b"", None, encoding)  # an unknown encoding name fails here, before any work
     discovered = discover(paths, programming_language)
     if discovered.problems:
-        raise ValueError("; ".join(f"{path}: {why}" for path, why in discovered.problems))
+        raise InputError("; ".join(f"{path}: {why}" for path, why in discovered.problems))
     if not discovered.files:
-        raise ValueError(f"no source files under {', '.join(map(str, paths))} "
+        raise InputError(f"no source files under {', '.join(map(str, paths))} "
                          f"({discovered.ignored_extensions} files with other extensions ignored; "
                          f"known: {', '.join(sorted(PROGRAMMING_LANGUAGES))})")
     sources, problems = load_sources(discovered, programming_language, repo, natural_language,
@@ -201,8 +206,8 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
     duplicates = DuplicateIndex(threshold=config.near_threshold, near=config.dedup_near)
     already = 0
     if not dry_run:
-        dataset_id = _get_or_create_dataset(db_url, dataset)
-        stored = _stored_files(db_url, dataset_id)
+        dataset_id = _get_or_create_dataset(db_url, dataset, create=False)
+        stored = _stored_files(db_url, dataset_id) if dataset_id is not None else []
         stored_keys = {(r, p) for r, p, _ in stored}
         for r, p, content in stored:
             duplicates.add(f"(stored) {r}/{p}".lstrip("/"), content)
@@ -227,7 +232,8 @@ def run_extract(paths: Sequence[str | Path], *, natural_language: str, dataset: 
     report.problems[:0] = problems
     result = ExtractResult(report, dataset_id, already_stored=already,
                            ignored_extensions=discovered.ignored_extensions)
-    if not dry_run:
+    if not dry_run and selected:  # the dataset is created only for something to put in it
+        dataset_id = result.dataset_id = _get_or_create_dataset(db_url, dataset)
         for item in selected:
             try:
                 result.written_targets += write_selected_file(
@@ -313,16 +319,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     languages = None
     if args.langid_languages:
         languages = [x.strip() for x in args.langid_languages.split(",") if x.strip()]
-    try:
-        result = run_extract(
-            args.paths, natural_language=args.lang, dataset=args.dataset, db_url=args.db,
-            repo=args.repo, licence=args.licence, programming_language=args.programming_language,
-            config=config, tokenizers=args.tokenizer, detector_kind=args.detector,
-            detector_languages=languages, encoding=args.encoding,
-            dry_run=args.dry_run)
-    except (ValueError, LookupError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    result = run_extract(
+        args.paths, natural_language=args.lang, dataset=args.dataset, db_url=args.db,
+        repo=args.repo, licence=args.licence, programming_language=args.programming_language,
+        config=config, tokenizers=args.tokenizer, detector_kind=args.detector,
+        detector_languages=languages, encoding=args.encoding,
+        dry_run=args.dry_run)
     if args.explain:
         from corpus.select import render_decisions
 
@@ -332,19 +334,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.report_json).write_text(json.dumps(result.as_dict(), indent=2,
                                                          ensure_ascii=False), encoding="utf-8")
         except OSError as error:
-            print(f"error: cannot write --report-json {args.report_json}: "
-                  f"{error.strerror or error}", file=sys.stderr)
-            return 2
+            raise UserError(f"cannot write --report-json {args.report_json}: "
+                            f"{error.strerror or error}") from error
     if result.report.files_out == 0 and result.already_stored == 0:
-        print(f"error: nothing kept: none of {result.report.files_in} readable files gave a "
-              f"target ({len(result.report.problems)} skipped); see the table above"
-              + ("" if args.explain else ", or --explain for every comment's reason"),
-              file=sys.stderr)
-        return 1
-    return 0
+        raise UserError(f"nothing kept: none of {result.report.files_in} readable files gave a "
+                        f"target ({len(result.report.problems)} skipped); see the table above"
+                        + ("" if args.explain else ", or --explain for every comment's reason"),
+                        exit_code=EXIT_NOTHING_DONE)
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m corpus.extract"))

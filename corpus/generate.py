@@ -24,6 +24,7 @@ from corpus.comments import comment_closer, comment_opener
 from corpus.cutting import cut_comment, cut_is_final
 from corpus.fim import FimFamily, FimInput, build_fim_prompt
 from corpus.tokens import ApproxTokenCounter, generation_budget
+from nlce.cli import EXIT_ERROR, EXIT_NOTHING_DONE, EXIT_OK, InputError, run_main
 
 DEFAULT_THREADS = 1  # measured in bench/README.md (corpus)
 
@@ -292,53 +293,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     from corpus.tokens import HFTokenCounter
 
     args = build_parser().parse_args(argv)
-    try:
-        if args.families_file:
-            load_families_file(args.families_file)
-        family = get_family(args.family) if args.family else family_for_model(args.model)
-        budget_counter = None
-        if args.backend == "hf":
-            from corpus.backends import HFBackend
+    if args.families_file:
+        load_families_file(args.families_file)
+    family = get_family(args.family) if args.family else family_for_model(args.model)
+    budget_counter = None
+    if args.backend == "hf":
+        from corpus.backends import HFBackend
 
-            if args.threads < 1:
-                raise ValueError(f"--threads must be 1 or more, not {args.threads}")
-            import torch
+        if args.threads < 1:
+            raise InputError(f"--threads must be 1 or more, not {args.threads}")
+        import torch
 
-            torch.set_num_threads(args.threads)
-            backend = HFBackend(args.model, device=args.device)
-            prime_tokenizer = backend.tokenizer if args.prime_unit == "tokens" else None
-        else:
-            from corpus.backends import OpenAIBackend
+        torch.set_num_threads(args.threads)
+        backend = HFBackend(args.model, device=args.device)
+        prime_tokenizer = backend.tokenizer if args.prime_unit == "tokens" else None
+    else:
+        from corpus.backends import OpenAIBackend
 
-            if not args.base_url:
-                raise ValueError("--backend openai needs --base-url (or $OPENAI_BASE_URL)")
-            backend = OpenAIBackend(args.model, base_url=args.base_url,
-                                    api_key=os.environ.get(args.api_key_env),
-                                    timeout=args.timeout, max_retries=args.max_retries)
-            if args.tokenizer:
-                budget_counter = HFTokenCounter(args.tokenizer)
-            prime_tokenizer = None
-            if args.prime_unit == "tokens":
-                if budget_counter is None:
-                    raise ValueError("--prime-unit tokens with --backend openai needs --tokenizer")
-                prime_tokenizer = budget_counter.tokenizer
-        summary = run_generation(
-            backend, model=args.model, family=family, db_url=args.db, dataset=args.dataset,
-            natural_language=args.lang, programming_language=args.programming_language,
-            limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
-            budget_sigmas=args.budget_sigmas, budget_counter=budget_counter,
-            n_words=args.prime_words, prime_tokenizer=prime_tokenizer,
-            progress=not args.no_progress)
-    except (ValueError, LookupError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        if not args.base_url:
+            raise InputError("--backend openai needs --base-url (or $OPENAI_BASE_URL)")
+        backend = OpenAIBackend(args.model, base_url=args.base_url,
+                                api_key=os.environ.get(args.api_key_env),
+                                timeout=args.timeout, max_retries=args.max_retries)
+        if args.tokenizer:
+            budget_counter = HFTokenCounter(args.tokenizer)
+        prime_tokenizer = None
+        if args.prime_unit == "tokens":
+            if budget_counter is None:
+                raise InputError("--prime-unit tokens with --backend openai needs --tokenizer")
+            prime_tokenizer = budget_counter.tokenizer
+    summary = run_generation(
+        backend, model=args.model, family=family, db_url=args.db, dataset=args.dataset,
+        natural_language=args.lang, programming_language=args.programming_language,
+        limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
+        budget_sigmas=args.budget_sigmas, budget_counter=budget_counter,
+        n_words=args.prime_words, prime_tokenizer=prime_tokenizer,
+        progress=not args.no_progress)
     render_summary(summary)
     if summary.stopped:
-        return 2
-    return 1 if summary.failed else 0
+        return EXIT_ERROR
+    return EXIT_NOTHING_DONE if summary.failed else EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m corpus.generate"))

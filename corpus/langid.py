@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol, Sequence
 
+from nlce.cli import InputError
+
 # Languages the default detector chooses among: the study's five plus the languages most often
 # met in code comments. A closed set is more accurate on short texts than all 75 (which, for
 # example, lets Afrikaans win over Dutch) and loads in a third of the memory. `--langid-languages
@@ -49,7 +51,7 @@ class LinguaDetector:
                 try:
                     codes.append(getattr(IsoCode639_1, code.upper()))
                 except AttributeError:
-                    raise ValueError(f"lingua does not know language code {code!r}") from None
+                    raise InputError(f"lingua does not know language code {code!r}") from None
             builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
         self._detector = builder.build()
         self.name = "lingua:" + ("all" if candidates is None else ",".join(candidates))
@@ -90,8 +92,8 @@ def make_detector(kind: str = "lingua", candidates: tuple[str, ...] | None = DEF
         try:
             return LangdetectDetector()
         except ImportError:
-            raise ValueError("detector 'langdetect' needs `pip install langdetect`") from None
-    raise ValueError(f"unknown language detector {kind!r}; choose lingua or langdetect")
+            raise InputError("detector 'langdetect' needs `pip install langdetect`") from None
+    raise InputError(f"unknown language detector {kind!r}; choose lingua or langdetect")
 
 
 # Identifiers and code tokens are ASCII in practice; matching them with ASCII classes keeps a

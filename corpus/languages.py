@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from nlce.cli import InputError
 
-class UnknownLanguageError(ValueError):
+
+class UnknownLanguageError(InputError):
     """A programming language (or file extension) that the corpus cannot lex."""
 
 

@@ -5,6 +5,9 @@
   export  --out DIR --format jsonl|parquet          everything, incl. annotations and scores
   demo                                              load the shipped demo dataset
   info                                              row counts per table
+
+info and export only read: they open the database read-only (a read-only disk or server role
+is enough) and never create or upgrade one.
 """
 from __future__ import annotations
 
@@ -16,12 +19,14 @@ from sqlalchemy.engine import make_url
 from db.engine import (
     add_database_argument,
     password_in_flag,
+    read_only_url,
     resolve_url,
     session_scope,
     shown_url,
     table_counts,
     without_password,
 )
+from nlce.cli import EXIT_OK, UserError, is_database_unavailable, run_main
 
 _shown = shown_url  # never print a password
 
@@ -44,9 +49,7 @@ def _cmd_import(args) -> int:
                 ACCOUNTS_CREATE if args.accounts else ACCOUNTS_NONE)
     limits = TextLimits.from_env(args.max_text_chars, args.max_document_chars)
     if args.account_privileges and accounts == ACCOUNTS_NONE:
-        print("error: --account-privileges goes with --accounts or --trust-accounts",
-              file=sys.stderr)
-        return 2
+        raise UserError("--account-privileges goes with --accounts or --trust-accounts")
     if accounts == ACCOUNTS_TRUSTED:
         print("warning: --trust-accounts: accounts and password hashes of new accounts are "
               "taken from the file; use it only with a file you exported yourself",
@@ -78,15 +81,14 @@ def _cmd_import(args) -> int:
         if problems:
             for line in problems.lines():
                 print(line, file=sys.stderr)
-            print(f"check: {len(problems)} problem(s) in {len(args.paths)} source(s); nothing "
-                  f"was written", file=sys.stderr)
-            return 2
+            raise UserError(f"check: {len(problems)} problem(s) in {len(args.paths)} source(s); "
+                            f"nothing was written")
         print(f"check: no problems in {len(args.paths)} source(s); an import would write:")
         print(writer.stats.summary())
-        return 0
+        return EXIT_OK
     print(f"imported {len(args.paths)} source(s) into {_shown(url)} (one transaction):")
     print(writer.stats.summary())
-    return 0
+    return EXIT_OK
 
 
 def _warn_if_annotators_active(url: str) -> None:
@@ -107,7 +109,7 @@ def _cmd_export(args) -> int:
     from db.exporter import export_jsonl, export_parquet
 
     url = resolve_url(args.db)
-    with session_scope(url) as session:
+    with session_scope(read_only_url(url)) as session:  # reads only: works on a read-only disk
         writer = export_jsonl if args.format == "jsonl" else export_parquet
         path, counts = writer(session, args.out, args.include_password_hashes)
     print(f"exported {sum(counts.values())} records from {_shown(url)} to {path}:")
@@ -116,7 +118,7 @@ def _cmd_export(args) -> int:
         print(f"warning: {path} holds the accounts' password hashes: keep it as secret as the "
               f"database (readable by you only), import it with `db import --trust-accounts`, "
               f"then delete it", file=sys.stderr)
-    return 0
+    return EXIT_OK
 
 
 def _cmd_demo(args) -> int:
@@ -127,21 +129,21 @@ def _cmd_demo(args) -> int:
     if counts is None:
         print(f"{_shown(url)} already holds generations; demo not loaded (use --force to merge "
               f"it in anyway)")
-        return 0
+        return EXIT_OK
     print(f"demo dataset loaded into {_shown(url)} (DEMO DATA; demo users anna, bas, lead; "
           f"password 'demo'):")
     print("  " + ", ".join(f"{k} {n}" for k, n in counts.items() if n))
-    return 0
+    return EXIT_OK
 
 
 def _cmd_info(args) -> int:
     url = resolve_url(args.db)
-    counts = table_counts(url)
+    counts = table_counts(read_only_url(url))
     print(f"{_shown(url)}")
     width = max(map(len, counts))
     for name, n in counts.items():
         print(f"  {name:<{width}}  {n:>7}")
-    return 0
+    return EXIT_OK
 
 
 def _cmd_upgrade(args) -> int:
@@ -156,7 +158,7 @@ def _cmd_upgrade(args) -> int:
     probe.dispose()
     after = current_revision(get_engine(url))  # opening the database runs the migrations
     print(f"{_shown(url)}: schema {before or 'empty'} -> {after} (head {head_revision()})")
-    return 0
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -237,10 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
-    from db.annotations import AnnotationError
-    from db.formats import FormatError
     from db.importer import ImportFailed
-    from nlce.cli import is_database_unavailable
 
     args = build_parser().parse_args(argv)
     if password_in_flag(args.db):
@@ -250,21 +249,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except ImportFailed as error:
-        print(f"import failed, nothing was written: {error}", file=sys.stderr)
-        return 2
-    except (AnnotationError, FormatError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise UserError(f"import failed, nothing was written: {error}") from error
     except SQLAlchemyError as error:  # the server refused us, or the database is damaged
         if is_database_unavailable(error):
             raise  # the one line every CLI prints for it: nlce.cli.run_main
         first = (str(getattr(error, "orig", None) or error).strip().splitlines() or [""])[0]
-        print(f"database error ({shown_url(resolve_url(args.db))}): "
-              f"{without_password(first, resolve_url(args.db))}", file=sys.stderr)
-        return 2
+        raise UserError(f"database error ({shown_url(resolve_url(args.db))}): "
+                        f"{without_password(first, resolve_url(args.db))}") from error
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m db"))

@@ -35,13 +35,14 @@ from db.models import (
     GoldLabelEvent,
     utcnow,
 )
+from nlce.cli import InputError
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
 
 ADJUDICATOR_ROLES = ("lead", "expert")
 _MAX_RACE_RETRIES = 5
 
 
-class AnnotationError(ValueError):
+class AnnotationError(InputError):
     """A label that cannot be stored; the message says what and where."""
 
 

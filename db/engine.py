@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
 from db import models
+from nlce.cli import InputError
 from taxonomy import default_taxonomy
 
 DATABASE_URL_ENV = "NLCE_DATABASE_URL"
@@ -64,6 +65,85 @@ def password_in_flag(url: str | None) -> bool:
         return False
 
 
+# ------------------------------------------------------------------------------ read-only
+# Commands that only read (db info, db export, align, judges.report) open the database read-only:
+# they work on a read-only file system or with a read-only server role, and cannot change it.
+
+class DatabaseNotReadable(InputError):
+    """A database a read-only command cannot use as it is: missing, or its schema needs an
+    upgrade (which writes); the message names it and what to do."""
+
+
+_PG_READ_ONLY = "-c default_transaction_read_only=on"
+
+
+def _read_only_file_system(path: str) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def read_only_url(url: str | None = None) -> str:
+    """The URL (flag, environment or default, as `resolve_url`) opened for reading only.
+
+    SQLite: `file:PATH?mode=ro` (SQLite refuses every write), and `immutable=1` where the file
+    system itself is mounted read-only (nobody can write there), or where this user can create
+    no shared-memory file beside the database and none exists (no writer has it open): a
+    WAL-mode database cannot be opened otherwise. A missing file is
+    `DatabaseNotReadable` instead of a new empty database. PostgreSQL and others: every
+    transaction read-only (`default_transaction_read_only`), so a read-only role suffices."""
+    url = resolve_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if not database or database == ":memory:" or parsed.query.get("mode") == "memory":
+            return url
+        path = database.removeprefix("file:") if parsed.query.get("uri") else database
+        if not os.path.isfile(path):
+            raise DatabaseNotReadable(f"no database at {path}: create one with `python -m db "
+                                      f"demo` or `python -m db import`, or give --db")
+        query = {**parsed.query, "mode": "ro", "uri": "true"}
+        folder = os.path.dirname(os.path.abspath(path))
+        if _read_only_file_system(path) or (not os.access(folder, os.W_OK | os.X_OK)
+                                            and not os.path.exists(path + "-shm")):
+            query["immutable"] = "1"
+        return parsed.set(database=f"file:{os.path.abspath(path)}", query=query) \
+            .render_as_string(hide_password=False)
+    if parsed.get_backend_name() == "postgresql":
+        options = parsed.query.get("options", "")
+        if _PG_READ_ONLY not in options:
+            options = f"{options} {_PG_READ_ONLY}".strip()
+        return parsed.update_query_dict({"options": options}) \
+            .render_as_string(hide_password=False)
+    return url
+
+
+def is_read_only(url: str) -> bool:
+    """Whether `url` is one `read_only_url` made (or one written that way by hand)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return parsed.query.get("mode") == "ro" or parsed.query.get("immutable") == "1"
+    return _PG_READ_ONLY in parsed.query.get("options", "")
+
+
+def source_url(url: str) -> str:
+    """`url` without what `read_only_url` added: the database as the person named it."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.query.get("mode") == "ro":
+        database = parsed.database or ""
+        query = {k: v for k, v in parsed.query.items() if k not in ("mode", "uri", "immutable")}
+        return parsed.set(database=database.removeprefix("file:"), query=query) \
+            .render_as_string(hide_password=False)
+    options = parsed.query.get("options", "")
+    if _PG_READ_ONLY in options:
+        options = options.replace(_PG_READ_ONLY, "").strip()
+        query = {k: v for k, v in parsed.query.items() if k != "options"}
+        parsed = parsed.set(query={**query, **({"options": options} if options else {})})
+        return parsed.render_as_string(hide_password=False)
+    return url
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
@@ -71,6 +151,14 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     # concurrent writers wait instead of failing
     cursor.execute(f"PRAGMA busy_timeout={int(_sqlite_busy_timeout_s() * 1000)}")
     cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _sqlite_read_only_pragmas(dbapi_connection, _record) -> None:
+    """A reader sets nothing that writes (the journal mode is the file's own)."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={int(_sqlite_busy_timeout_s() * 1000)}")
     cursor.close()
 
 
@@ -90,7 +178,7 @@ def _tagging_errors_with(url: str):
     and the app's outage line print it. (The event's context has no engine for pool pings.)"""
     from nlce.cli import DATABASE_URL_ATTRIBUTE
 
-    shown = make_url(url).render_as_string(hide_password=True)
+    shown = make_url(source_url(url)).render_as_string(hide_password=True)
 
     def tag(context) -> None:
         for error in (context.sqlalchemy_exception, context.original_exception):
@@ -104,9 +192,11 @@ def _tagging_errors_with(url: str):
 
 @lru_cache(maxsize=16)
 def get_engine(url: str | None = None) -> Engine:
-    """An engine for the URL (cached per URL), with the schema created if it is missing."""
+    """An engine for the URL (cached per URL), with the schema created if it is missing; a
+    `read_only_url` is only checked (current schema), never written."""
     url = resolve_url(url)
     is_sqlite = make_url(url).get_backend_name() == "sqlite"
+    read_only = is_read_only(url)
     if is_sqlite:
         kwargs = {"connect_args": {"check_same_thread": False,
                                    "timeout": _sqlite_busy_timeout_s()}}
@@ -117,20 +207,35 @@ def get_engine(url: str | None = None) -> Engine:
     engine = create_engine(url, **kwargs)
     event.listen(engine, "handle_error", _tagging_errors_with(url))
     if is_sqlite:
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect",
+                     _sqlite_read_only_pragmas if read_only else _sqlite_pragmas)
         event.listen(engine, "savepoint", _sqlite_begin_before_savepoint)
-    init_schema(engine)
+    try:
+        init_schema(engine, read_only=read_only)
+    except DatabaseNotReadable:
+        engine.dispose()
+        raise
     return engine
 
 
-def init_schema(engine: Engine) -> None:
+def init_schema(engine: Engine, read_only: bool = False) -> None:
     """Bring the schema to the newest migration and make sure every taxonomy code exists as an
     `error_code` row. An empty database is created from the tables directly and stamped (the
     migrations and the tables are kept equal by a test); an older one is migrated, keeping its
-    rows; one that predates migrations is taken as the first release and migrated from there."""
+    rows; one that predates migrations is taken as the first release and migrated from there.
+    `read_only`: nothing is written; a schema other than the newest is `DatabaseNotReadable`."""
     from db import migrate
 
     current, head = migrate.current_revision(engine), migrate.head_revision()
+    if read_only:
+        if current != head:
+            shown = shown_url(source_url(engine.url.render_as_string(hide_password=False)))
+            found = (f"schema {current}" if current else "no schema of this project" if
+                     inspect(engine).get_table_names() else "an empty database")
+            raise DatabaseNotReadable(
+                f"{shown} holds {found}, this version reads schema {head}: run `python -m db "
+                f"upgrade` on it where it is writable (a read-only command never upgrades)")
+        return
     if current is None:
         if inspect(engine).has_table(models.Dataset.__tablename__):
             migrate.stamp(engine, migrate.FIRST_REVISION)

@@ -4,8 +4,10 @@ a flag, gold labels with their history, metric
 runs and scores, noise samples, judge runs, responses and verdicts, with the times labels were
 made. Password hashes only on request (a trusted migration); sign-in sessions never.
 
-Files are written under a fresh random name in the target folder (created exclusively, so a
-link planted there is never followed) and renamed into place; a failed export leaves no part.
+The folder is written whole or not at all (`nlce.outputs.output_set`): the files go into a new
+hidden folder beside it (readable by its owner only), which then takes the folder's place; a
+failed or killed export leaves the previous folder as it was, and the next export removes what a
+killed one left.
 
 `export_records` yields plain dicts in dependency order, so `db.importer` reads them back; the
 files are one JSONL file, or one parquet table per record type.
@@ -13,19 +15,20 @@ files are one JSONL file, or one parquet table per record type.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from sqlalchemy import select
 from sqlmodel import Session
 
 from db import models as m
 from db.formats import FORMAT_VERSION, RECORD_FIELDS, RECORD_TYPES
+from nlce.outputs import check_output_folder, output_set
 
 JSONL_NAME = "export.jsonl"
+# what an export folder holds (either format): anything else there is refused, not replaced
+OWNED = (JSONL_NAME, "*.parquet")
 
 
 def _by_id(session: Session, model) -> list:
@@ -172,34 +175,16 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
                "position": v.position}
 
 
-def _write_atomically(path: Path, write: Callable) -> None:
-    """`write(handle)` into a fresh file of the target folder (O_EXCL: a name planted there,
-    link or not, is never opened), then renamed over `path`; on any error the part is removed."""
-    descriptor, part = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
-                                        suffix=".part")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-        os.replace(part, path)  # a finished file or none, never half of one
-    except BaseException:
-        Path(part).unlink(missing_ok=True)
-        raise
-
-
 def export_jsonl(session: Session, out_dir: str | Path, include_password_hashes: bool = False
                  ) -> tuple[Path, dict[str, int]]:
     """Write `<out_dir>/export.jsonl`; returns its path and the count per record type."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path, counts = out_dir / JSONL_NAME, {}
-
-    def write(handle) -> None:
+    out_dir, counts = Path(out_dir), {}
+    with output_set(out_dir, OWNED, private=True) as folder, \
+            open(folder / JSONL_NAME, "w", encoding="utf-8") as handle:
         for record in export_records(session, include_password_hashes):
             counts[record["type"]] = counts.get(record["type"], 0) + 1
-            handle.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
-
-    _write_atomically(path, write)
-    return path, counts
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return out_dir / JSONL_NAME, counts
 
 
 def _json_columns(kind: str) -> set[str]:
@@ -214,7 +199,7 @@ def export_parquet(session: Session, out_dir: str | Path, include_password_hashe
     import pyarrow.parquet as pq
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_output_folder(out_dir, OWNED)  # before reading the whole database
     rows: dict[str, list[dict]] = defaultdict(list)
     for record in export_records(session, include_password_hashes):
         kind = record.pop("type")
@@ -222,17 +207,17 @@ def export_parquet(session: Session, out_dir: str | Path, include_password_hashe
         rows[kind].append({k: (json.dumps(v, ensure_ascii=False) if k in as_json and v is not None
                                else v) for k, v in record.items()})
     counts = {}
-    for kind in RECORD_TYPES:
-        if not rows.get(kind):
-            continue
-        # every column any row has (a pairs target has no repo, a file target no item): the
-        # schema of the first row alone would drop the others' fields
-        columns = list(dict.fromkeys(name for row in rows[kind] for name in row))
-        table = pa.Table.from_pylist([{name: row.get(name) for name in columns}
-                                      for row in rows[kind]])
-        table = table.replace_schema_metadata({"nlce_format_version": str(FORMAT_VERSION),
-                                               "nlce_record_type": kind})
-        _write_atomically(out_dir / f"{kind}.parquet",
-                          lambda handle, table=table: pq.write_table(table, handle))
-        counts[kind] = len(rows[kind])
+    with output_set(out_dir, OWNED, private=True) as folder:
+        for kind in RECORD_TYPES:
+            if not rows.get(kind):
+                continue
+            # every column any row has (a pairs target has no repo, a file target no item): the
+            # schema of the first row alone would drop the others' fields
+            columns = list(dict.fromkeys(name for row in rows[kind] for name in row))
+            table = pa.Table.from_pylist([{name: row.get(name) for name in columns}
+                                          for row in rows[kind]])
+            table = table.replace_schema_metadata({"nlce_format_version": str(FORMAT_VERSION),
+                                                   "nlce_record_type": kind})
+            pq.write_table(table, folder / f"{kind}.parquet")
+            counts[kind] = len(rows[kind])
     return out_dir, counts

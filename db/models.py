@@ -334,6 +334,18 @@ class MetricScore(SQLModel, table=True):
     details: dict = _json()
 
 
+class MetricClaim(SQLModel, table=True):
+    """A shard of a metric run one scorer is working on (`metrics.claims`): scorers of the same
+    run at once (other processes, other machines) each take the shards nobody holds. The holder
+    renews `expires_at` while it works and deletes the row when the shard is stored; a killed
+    scorer's claim expires and another takes the shard over."""
+    __tablename__ = "metric_claim"
+    run_id: int = Field(foreign_key="metric_run.id", primary_key=True, ondelete="CASCADE")
+    shard: str = Field(primary_key=True)  # "FIRST-LAST": the shard's first and last subject id
+    owner: str  # host:pid:random of the scorer holding it
+    expires_at: float  # seconds since the epoch (time.time() of the holder)
+
+
 # ---------------------------------------------------------------- judges
 
 class JudgeRun(SQLModel, table=True):

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from judges.cache import ResponseCache, cache_key
 from judges.tokens import count_prompt_tokens
+from nlce.cli import InputError, UserError
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -43,7 +44,7 @@ MAX_FAILURES_IN_A_ROW = 3
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 
-class EndpointUnusable(RuntimeError):
+class EndpointUnusable(UserError, RuntimeError):
     """The endpoint is down, refuses the key, or keeps failing: no further request can help."""
 
 
@@ -108,14 +109,14 @@ def read_api_key(secrets_file: str | None = None) -> str | None:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ValueError(f"cannot read secrets file {path}: {exc.strerror}") from None
+        raise InputError(f"cannot read secrets file {path}: {exc.strerror}") from None
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
     for line in lines:
         if line.startswith(f"{API_KEY_ENV}="):
             return line.split("=", 1)[1].strip().strip("'\"")
     if len(lines) == 1 and "=" not in lines[0]:
         return lines[0]
-    raise ValueError(f"secrets file {path} has no {API_KEY_ENV}=... line")
+    raise InputError(f"secrets file {path} has no {API_KEY_ENV}=... line")
 
 
 def retry_after_seconds(headers: Any) -> float | None:

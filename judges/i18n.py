@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from nlce.cli import InputError
+
 PROMPT_LANGUAGES = ("en", "zh", "nl", "el", "pl")
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -45,7 +47,7 @@ KEYS: dict[str, object] = {
 FORMAT_NAMES = frozenset({"mask", "ids", "labels", *OUTPUT_FIELDS})
 
 
-class PromptTextError(ValueError):
+class PromptTextError(InputError):
     """A prompt text file that cannot be used; the message names the file and the key."""
 
 

@@ -39,6 +39,7 @@ from db.models import JUDGE_STRATEGIES
 from judges.i18n import PROMPT_LANGUAGES
 from judges.parse import merge_cluster_verdicts, parse_response
 from judges.prompts import prediction_ids
+from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, UserError, run_main
 from taxonomy import default_taxonomy
 
 BACKEND = "import"
@@ -325,29 +326,22 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     url = resolve_url(args.db)
     problems = Problems(collect=args.check)
-    try:
-        with session_scope(url) as session:
-            writer, jobs = import_study(session, args.paths, args, problems)
-            if args.check:
-                session.rollback()
-    except ImportFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    with session_scope(url) as session:  # ImportFailed (a UserError): one line, nothing written
+        writer, jobs = import_study(session, args.paths, args, problems)
+        if args.check:
+            session.rollback()
     for problem in problems.lines():
         print(problem, file=sys.stderr)
     if problems:
-        print(f"check: {len(problems)} problem(s); nothing was written", file=sys.stderr)
-        return 2
+        raise UserError(f"check: {len(problems)} problem(s); nothing was written")
     for job in jobs:
         answers = ", ".join(f"{k} {v}" for k, v in sorted(job.statuses.items()))
         print(f"{job.info.path}: judge {job.info.model}, {job.info.strategy}, prompt "
               f"{job.info.prompt_lang}: {len(job.info.instances)} instances; answers: {answers}")
     print(("check: an import would write:" if args.check else
            f"imported into {shown_url(url)} (one transaction):") + "\n" + writer.stats.summary())
-    return 0 if any(job.statuses.get("ok") for job in jobs) or args.check else 1
+    return EXIT_OK if any(job.statuses.get("ok") for job in jobs) or args.check else EXIT_NOTHING_DONE
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m judges.importer"))

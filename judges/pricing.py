@@ -5,6 +5,8 @@ from pathlib import Path
 
 import yaml
 
+from nlce.cli import InputError
+
 DEFAULT_PRICES = Path(__file__).with_name("prices.yaml")
 
 
@@ -15,17 +17,17 @@ def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"cannot read price table {path}: {exc}") from None
+        raise InputError(f"cannot read price table {path}: {exc}") from None
     models = data.get("models") or {}
     if not isinstance(models, dict):
-        raise ValueError(f"{path}: 'models' must be a mapping of model id to prices")
+        raise InputError(f"{path}: 'models' must be a mapping of model id to prices")
     prices = {}
     for model, entry in models.items():
         try:
             prices[str(model)] = {"input_per_mtok": float(entry["input_per_mtok"]),
                                   "output_per_mtok": float(entry["output_per_mtok"])}
         except (TypeError, KeyError, ValueError):
-            raise ValueError(f"{path}: model {model!r} needs numeric input_per_mtok and "
+            raise InputError(f"{path}: model {model!r} needs numeric input_per_mtok and "
                              "output_per_mtok") from None
     return prices
 

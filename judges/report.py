@@ -46,12 +46,14 @@ from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
     load_verdicts,
     status_counts,
 )
-from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels
+from agreement.labels import DEFAULT_POLICY, POLICY_HELP, describe_policy, load_labels, parse_policy
 from agreement.robustness import STUDIES, study_tables
 from agreement.robustness_report import study_figures
 from agreement.statistics import code_precision_recall
 from db import models
-from db.engine import add_database_argument, session_scope
+from db.engine import add_database_argument, read_only_url, session_scope
+from nlce.cli import EXIT_OK, run_main
+from nlce.outputs import check_output_folder, output_set, write_csv
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
@@ -307,7 +309,13 @@ def _print_studies(console, report: dict) -> None:
                               "parse_failure_rate"])
 
 
+# what `--out` holds (anything else in an existing folder: refused, as it would be replaced)
+OWNED = ("*.csv", "*.json", "*.png", "report.html")
+
+
 def write_report(report: dict, out: Path) -> list[Path]:
+    """Every table as CSV (text cells spreadsheet-safe) and the confusion matrices as JSON
+    into the folder `out` (main writes them through `nlce.outputs.output_set`)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name in ("runs", "failure_rates", "kappa", "codes_per_run", "codes_pooled", "position",
@@ -318,7 +326,7 @@ def write_report(report: dict, out: Path) -> list[Path]:
             continue
         if name not in ("runs", "failure_rates", "position"):  # compared with human labels
             frame = frame.assign(label_policy=report["label_policy"])
-        frame.to_csv(path, index=False)
+        write_csv(path, frame)
         written.append(path)
     path = out / "confusion.json"
     path.write_text(json.dumps({"label_policy": report["label_policy"],
@@ -329,8 +337,15 @@ def write_report(report: dict, out: Path) -> list[Path]:
     return written
 
 
+def _printable(text: str) -> str:
+    """A name as a figure label: control characters (a tab in a model name) as spaces, which
+    the font has (matplotlib warns on stderr for each glyph it lacks)."""
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
 def _run_label(row) -> str:
-    return f"{row['model']} | {row['language']} | {row['strategy']} (run {row['run_id']})"
+    return _printable(f"{row['model']} | {row['language']} | {row['strategy']} "
+                      f"(run {row['run_id']})")
 
 
 def _paired_bars(labels: list[str], frame: pd.DataFrame, panels, row_height: float,
@@ -369,7 +384,8 @@ def write_figures(report: dict, out: Path) -> list[Path]:
     codes = report["codes_pooled"]
     codes = codes[(codes["support"] > 0) | (codes["predicted"] > 0)]
     if not codes.empty:
-        names = [f"{r['model']} | {r['strategy']} | {r['code']}{' *' if r['low_count'] else ''}"
+        names = [_printable(f"{r['model']} | {r['strategy']} | {r['code']}"
+                            f"{' *' if r['low_count'] else ''}")
                  for _, r in codes.iterrows()]
         written.append(_paired_bars(
             names, codes, (("precision", "precision", "#5a8f5a"), ("recall", "recall", "#5a8f5a")),
@@ -393,15 +409,15 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console(width=200)
-    try:
-        report = build_report(args.db, args.bootstrap, args.labels)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    parse_policy(args.labels)  # a bad --labels fails before anything is read
+    if args.out:
+        check_output_folder(args.out, OWNED)  # and a wrong --out (OutputError)
+    # a report only reads: the database is opened read-only (a read-only disk will do)
+    report = build_report(read_only_url(args.db), args.bootstrap, args.labels)
     rates = report["failure_rates"]
     if rates.empty:
         console.print("no judge responses in this database; run `python -m judges.run` first")
-        return 0
+        return EXIT_OK
     base = ["run_id", "model", "language", "strategy"]
     _print_runs(console, report["runs"])
     _print_table(console, "Verdicts per run, one per generation (parse failures = parse_error + "
@@ -428,16 +444,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         from judges.report_html import write_html
 
-        data_files = write_report(report, args.out)
-        figures = write_figures(report, args.out)
-        page = write_html(report, args.out / "report.html", data_files, figures)
+        with output_set(args.out, OWNED) as folder:  # whole or not at all (OutputError)
+            data_files = write_report(report, folder)
+            figures = write_figures(report, folder)
+            page = write_html(report, folder / "report.html", data_files, figures)
         for path in data_files + figures:
-            console.print(f"wrote {path}")
-        console.print(f"report: {page}")
-    return 0
+            console.print(f"wrote {args.out / path.relative_to(folder)}")
+        console.print(f"report: {args.out / page.relative_to(folder)}")
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m judges.report"))

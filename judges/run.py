@@ -27,7 +27,6 @@ segments in English), one run per CMD, recorded in params.code_mix.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from dataclasses import replace
@@ -50,8 +49,9 @@ from judges.codemix import code_mixed_template
 from judges.i18n import PROMPT_LANGUAGES
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices
-from judges.runner import NoTargets, RunConfig, iter_summary_lines, run_judge, run_signature
+from judges.runner import RunConfig, iter_summary_lines, run_judge, run_signature
 from judges.templates import load_template
+from nlce.cli import EXIT_INTERRUPTED, EXIT_NOTHING_DONE, EXIT_OK, InputError, run_main
 from taxonomy import default_taxonomy
 
 
@@ -148,41 +148,31 @@ def study_configs(base: RunConfig, repeats: int = 1, temperatures=None, vary_ord
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
     if args.repeats < 1:
-        print("error: --repeats must be at least 1", file=sys.stderr)
-        return 2
+        raise InputError("--repeats must be at least 1")
     if args.code_mix and (args.template or (args.prompt_lang or args.lang) == "en"):
-        print("error: --code-mix mixes English into a built-in --strategy's prompt in another "
-              "language: give --strategy and a non-English --lang/--prompt-lang", file=sys.stderr)
-        return 2
+        raise InputError("--code-mix mixes English into a built-in --strategy's prompt in another "
+                         "language: give --strategy and a non-English --lang/--prompt-lang")
     if any(not 0 <= c <= 1 for c in args.code_mix or ()):
-        print("error: --code-mix degrees must lie between 0 and 1", file=sys.stderr)
-        return 2
+        raise InputError("--code-mix degrees must lie between 0 and 1")
     if args.limit is not None and args.limit < 1:
-        print("error: --limit must be at least 1", file=sys.stderr)
-        return 2
+        raise InputError("--limit must be at least 1")
     if (args.strategy is None) == (args.template is None):
-        print("error: give one of --strategy or --template", file=sys.stderr)
-        return 2
+        raise InputError("give one of --strategy or --template")
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
     local_server = args.backend == "openai" and is_loopback(base_url)
     concurrency = args.concurrency or (1 if local_server else 4)
-    try:
-        template = load_template(args.template) if args.template else None
-        prices = load_prices(args.prices)
-        sampling = SamplingParams(args.temperature, args.seed, args.max_tokens)
-        if args.backend == "local":
-            backend = LocalBackend(args.model, sampling)
-        else:
-            backend = OpenAIBackend(args.model, sampling, base_url=base_url,
-                                    api_key=read_api_key(args.secrets_file),
-                                    timeout_s=args.timeout or (600.0 if local_server else 120.0),
-                                    max_retries=args.max_retries,
-                                    context_tokens=args.context_tokens)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    template = load_template(args.template) if args.template else None
+    prices = load_prices(args.prices)
+    sampling = SamplingParams(args.temperature, args.seed, args.max_tokens)
+    if args.backend == "local":
+        backend = LocalBackend(args.model, sampling)
+    else:
+        backend = OpenAIBackend(args.model, sampling, base_url=base_url,
+                                api_key=read_api_key(args.secrets_file),
+                                timeout_s=args.timeout or (600.0 if local_server else 120.0),
+                                max_retries=args.max_retries,
+                                context_tokens=args.context_tokens)
     cache = None if args.no_cache else ResponseCache(
         args.cache or os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
     client = JudgeClient(backend, cache, args.structured)
@@ -213,13 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished targets are stored; run the same command to resume",
               file=sys.stderr)
-        return 130
-    except NoTargets as exc:  # a selection that matches nothing: nothing was done
-        print(f"error: nothing to judge: {exc}", file=sys.stderr)
-        return 1
-    except LookupError as exc:  # models: a local model that is not available here
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_INTERRUPTED
     finally:
         if cache is not None:
             cache.close()
@@ -231,10 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         elif summary.failed:
             print(f"error: run {summary.run_id}: none of the {summary.calls} requests was "
                   "answered ok; see `python -m judges.report`", file=sys.stderr)
-    return 1 if any(s.failed for s in summaries) else 0
+    return EXIT_NOTHING_DONE if any(s.failed for s in summaries) else EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m judges.run"))

@@ -55,6 +55,7 @@ from judges.prompts import (
     request_clusters,
 )
 from judges.templates import PromptTemplate
+from nlce.cli import EXIT_NOTHING_DONE, UserError
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +131,11 @@ class TargetData:
                                       context_chars)
 
 
-class NoTargets(LookupError):
-    """The selection (language, dataset) matches no target with a generation; says which."""
+class NoTargets(UserError, LookupError):
+    """The selection (language, dataset) matches no target with a generation; says which.
+    Nothing was done: exit 1."""
+
+    exit_code = EXIT_NOTHING_DONE
 
 
 @dataclass
@@ -257,7 +261,7 @@ def load_targets(session: Session, lang: str, dataset: str | None = None,
         if limit is not None and len(targets) >= limit:
             break
     if not targets:
-        raise NoTargets(_nothing_selected(session, lang, dataset))
+        raise NoTargets("nothing to judge: " + _nothing_selected(session, lang, dataset))
     return targets
 
 

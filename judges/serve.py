@@ -23,6 +23,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, UserError, run_main
+
 DEFAULT_MODEL = "smollm2"
 MODELS = ("smollm2", "gemma3-270m")
 TRAINED_CONTEXT = {"smollm2": 8192, "gemma3-270m": 32768}  # each model's default --n-ctx
@@ -33,7 +35,7 @@ DEFAULT_PORT = 8765
 CHAT_FORMATS = {"gemma3-270m": "gemma"}
 
 
-class ServeError(RuntimeError):
+class ServeError(UserError, RuntimeError):
     """The server cannot be started; the message says why, in one line."""
 
 
@@ -178,11 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     args.n_ctx = args.n_ctx or TRAINED_CONTEXT[args.model]
-    try:
-        server = LocalJudgeServer(args.model, args.port, args.n_ctx, args.threads).start()
-    except ServeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    server = LocalJudgeServer(args.model, args.port, args.n_ctx, args.threads).start()
     print(server.base_url, flush=True)
     print(f"judge with: python -m judges.run --model {args.model} --base-url {server.base_url} "
           f"--context-tokens {args.n_ctx} ...", file=sys.stderr, flush=True)
@@ -192,10 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop()
     if not stop["now"]:
-        print(f"error: the server exited ({server.process.returncode})", file=sys.stderr)
-        return 1
-    return 0
+        raise UserError(f"the server exited ({server.process.returncode})",
+                        exit_code=EXIT_NOTHING_DONE)
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, prog="python -m judges.serve"))

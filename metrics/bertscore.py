@@ -39,7 +39,7 @@ from metrics.context import (
     encode_segment,
     model_max_tokens,
 )
-from metrics.core import MetricInputError, PairScore
+from metrics.core import ConfigError, MetricInputError, PairScore
 
 _log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def truncate_to_layer(model, layer: Optional[int]):
         model = model.get_encoder() if hasattr(model, "get_encoder") else model.encoder
     path = _layer_path(model)
     if path is None:
-        raise ValueError(f"cannot find the layer list of {type(model).__name__}")
+        raise ConfigError(f"cannot find the layer list of {type(model).__name__}")
     node = model
     for part in path:
         node = getattr(node, part)
@@ -121,8 +121,8 @@ def truncate_to_layer(model, layer: Optional[int]):
     if layer is None:
         return model, n_layers
     if not 0 <= layer <= n_layers:
-        raise ValueError(f"layer {layer} is out of range: {type(model).__name__} has layers "
-                         f"1..{n_layers} (0 = embeddings)")
+        raise ConfigError(f"layer {layer} is out of range: {type(model).__name__} has layers "
+                          f"1..{n_layers} (0 = embeddings)")
 
     def clone(module):  # shallow copy with its own child table
         twin = copy.copy(module)
@@ -415,7 +415,7 @@ def corpus_baseline(scorer: BertScorer, references: Sequence[Segment], *, seed: 
     in the spirit of bert-score's baselines from random Common Crawl sentence pairs."""
     distinct = list(dict.fromkeys(references))
     if len(distinct) < 2:
-        raise ValueError("a baseline needs at least two distinct references")
+        raise ConfigError("a baseline needs at least two distinct references")
     rng = random.Random(seed)
     order = list(range(len(distinct)))
     rng.shuffle(order)
@@ -425,7 +425,7 @@ def corpus_baseline(scorer: BertScorer, references: Sequence[Segment], *, seed: 
                                    idf=idf, match_special=match_special)
     good = [s for s in scores if not s.error]
     if not good:
-        raise ValueError("no baseline pair could be scored")
+        raise ConfigError("no baseline pair could be scored")
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     return Baseline(mean([s.precision for s in good]), mean([s.recall for s in good]),
                     mean([s.f for s in good]), f"{source}:n={len(good)},seed={seed}")

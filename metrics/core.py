@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from metrics.tokenize import UnsupportedLanguageError, check_language
+from nlce.cli import InputError
 
 
-class MetricInputError(ValueError):
+class MetricInputError(InputError):
     """An item that cannot be scored (empty text, unsupported language...); the run goes on."""
 
 
@@ -51,7 +52,7 @@ def require_text(text: str, what: str) -> str:
     return text
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A configuration that cannot run (unknown metric, option that does not apply...)."""
 
 

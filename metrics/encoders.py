@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from nlce.cli import InputError
+
 log = logging.getLogger(__name__)
 
 BACKENDS = ("torch", "onnx")
@@ -30,7 +32,7 @@ EXPORT_MANIFEST = "nlce-export.json"  # written last into a finished export fold
 INSTALL_HINT = "pip install 'nlcomment-eval[onnx]' (onnx and onnxruntime)"
 
 
-class BackendError(ValueError):
+class BackendError(InputError):
     """A backend that cannot run here (unknown name, missing package, wrong device or dtype)."""
 
 

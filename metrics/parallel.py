@@ -32,10 +32,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from nlce.cli import UserError
+
 EXECUTORS = ("inprocess", "process", "ray")
 
 
-class ExecutorError(RuntimeError, ValueError):
+class ExecutorError(UserError, RuntimeError, ValueError):
     """An executor that cannot start (Ray missing, cluster unreachable, bad option)."""
 
 
@@ -380,22 +382,32 @@ def iter_results(shards: Iterable[Shard], function: Callable, executor: Executor
                  report: GridReport | None = None,
                  on_failure: Callable[[Shard, str, int], None] | None = None
                  ) -> Iterator[ShardResult | ShardFailure]:
-    """Score every shard on `executor`, yielding a ShardResult per finished shard in completion
-    order, or a ShardFailure once a shard has failed 1 + `retries` times (the others go on).
-    The caller writes results as they come: one writer, in the driver."""
+    """Score every shard on `executor` (taken from `shards` one at a time, as workers get
+    free), yielding a ShardResult per finished shard in completion order, or a ShardFailure
+    once a shard has failed 1 + `retries` times (the others go on). The caller writes results
+    as they come: one writer, in the driver."""
     report = report if report is not None else GridReport()
     started = time.perf_counter()
     executor.start()
     report.start_s = time.perf_counter() - started
-    pending = deque(shards)
+    pending: deque[Shard] = deque()  # shards to retry, before new ones
+    source = iter(shards)  # pulled only when a worker is free (the runner claims as it goes)
     attempts: dict[str, int] = {}
     in_flight: dict[cf.Future, tuple[Shard, float]] = {}
+
+    def next_shard() -> Shard | None:
+        return pending.popleft() if pending else next(source, None)
+
     try:
-        while pending or in_flight:
-            while pending and len(in_flight) < executor.capacity:
-                shard = pending.popleft()
+        while True:
+            while len(in_flight) < executor.capacity:
+                shard = next_shard()
+                if shard is None:
+                    break
                 attempts[shard.key] = attempts.get(shard.key, 0) + 1
                 in_flight[executor.submit(shard, function)] = (shard, time.perf_counter())
+            if not in_flight:
+                break
             finished, _ = cf.wait(list(in_flight), return_when=cf.FIRST_COMPLETED)
             for future in finished:
                 shard, submitted = in_flight.pop(future)
@@ -453,8 +465,8 @@ def score_chunks(function: Callable, payload, chunks: Iterable[list],
         for items in chunks:
             yield items, function(payload, items), None
         return
-    shards = [Shard(f"{key}:{items[0].subject_id}-{items[-1].subject_id}", payload, tuple(items))
-              for items in chunks if items]
+    shards = (Shard(f"{key}:{items[0].subject_id}-{items[-1].subject_id}", payload, tuple(items))
+              for items in chunks if items)  # lazily: one chunk when a worker is free
     for outcome in iter_results(shards, function, executor, retries=retries):
         if isinstance(outcome, ShardResult):
             yield list(outcome.shard.items), outcome.scores, None

@@ -4,14 +4,17 @@
 gets or creates the MetricRun, skips what is stored, scores in chunks (in this process or on an
 executor) and stores each chunk in its own transaction: an interrupted run keeps every finished
 chunk, and re-running resumes. One bad item gets ``MetricScore.error`` and the run goes on.
+Scorers of the same run at the same time split the chunks between them (`metrics.claims`).
 """
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from metrics import store
+from metrics.claims import Claims
 from metrics.config import ScoringConfig
 from metrics.core import ScoringItem, score_chunk
 from metrics.parallel import score_chunks
@@ -29,6 +32,7 @@ class RunSummary:
     noise_failed: int = 0
     error_examples: list = field(default_factory=list)
     unscored: int = 0  # items of chunks whose worker kept failing (--executor); a re-run retries
+    elsewhere: int = 0  # scored by another scorer of the same run at the same time
     warnings: list = field(default_factory=list)
 
     def line(self) -> str:
@@ -37,6 +41,8 @@ class RunSummary:
             extra += f", {self.noise_failed} targets without noise"
         if self.unscored:
             extra += f", {self.unscored} not scored (worker failures; re-run to retry)"
+        if self.elsewhere:
+            extra += f", {self.elsewhere} scored by another scorer meanwhile"
         return (f"run {self.run_id}: {self.selected} selected, {self.skipped} already stored, "
                 f"{self.scored} scored, {self.errors} errors{extra}")
 
@@ -50,7 +56,7 @@ class RunSummary:
         if not self.selected:
             return ("nothing selected: no generation matches --lang/--dataset (or the database "
                     "has none; see `python -m db info`)")
-        if self.skipped or self.scored > self.errors or self.unscored:
+        if self.skipped or self.scored > self.errors or self.unscored or self.elsewhere:
             return None
         if self.noise_failed == self.selected:
             cause = self.error_examples[0] if self.error_examples else "no noise"
@@ -195,38 +201,86 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
             return row.generation_id
         return noise_of[row.target_id][0] if row.target_id in noise_of else None
 
-    todo = [r for r in rows if subject_of(r) is not None and subject_of(r) not in done]
-    summary.skipped = sum(1 for r in rows if subject_of(r) in done)
+    scorable = [r for r in rows if subject_of(r) is not None]
+    summary.skipped = sum(1 for r in scorable if subject_of(r) in done)
     size = chunk_size or max(64, (config.batch_size or 64) * 4)
+    # Shards are cut from the whole selection, so every scorer of this run cuts the same ones
+    # and claims them one by one (metrics.claims): concurrent scorers split the work.
+    shards = [scorable[i:i + size] for i in range(0, len(scorable), size)]
 
-    def item_chunks():
-        for i in range(0, len(todo), size):
-            chunk = todo[i:i + size]
-            contents = store.file_contents(url, [r.source_file_id for r in chunk
-                                                 if not r.is_pairs]) \
-                if config.context == "full" else {}
-            yield [ScoringItem("noise" if noise else "generation", subject_of(r), r.target_id,
-                               noise_of[r.target_id][1] if noise else r.prediction, r.reference,
-                               r.lang, contents.get(r.source_file_id), r.span,
-                               has_source=not r.is_pairs) for r in chunk]
+    def make_items(chunk: list[store.Row]) -> list[ScoringItem]:
+        contents = store.file_contents(url, [r.source_file_id for r in chunk
+                                             if not r.is_pairs]) \
+            if config.context == "full" else {}
+        return [ScoringItem("noise" if noise else "generation", subject_of(r), r.target_id,
+                            noise_of[r.target_id][1] if noise else r.prediction, r.reference,
+                            r.lang, contents.get(r.source_file_id), r.span,
+                            has_source=not r.is_pairs) for r in chunk]
 
-    bar = progress_bar(len(todo), config.metric, progress)
-    for items, scores, failure in score_chunks(score_chunk, (config, setup), item_chunks(),
-                                               executor, retries=retries, key=f"run{run_id}"):
-        bar.update(len(items))
-        if scores is None:  # nothing stored for these: the next run picks them up
-            summary.unscored += len(items)
-            summary.error_examples.append(f"{len(items)} items: worker failed: "
-                                          f"{failure.splitlines()[-1]}")
-            continue
-        store.insert_scores(url, run_id, items, scores, noise)
-        summary.scored += len(items)
-        for item, score in zip(items, scores):
-            if score.error:
-                summary.errors += 1
-                summary.example(f"{item.subject} {item.subject_id}: {score.error}")
+    def item_chunks(claims: Claims, shards: list, held_elsewhere: list, key_of: dict):
+        for key, chunk in _claimed(url, run_id, noise, shards, done, subject_of, claims,
+                                   summary, bar, held_elsewhere):
+            items = make_items(chunk)
+            key_of[items[0].subject_id] = key
+            yield items
+
+    bar = progress_bar(len(scorable) - summary.skipped, config.metric, progress)
+    with Claims(url, run_id) as claims:
+        while shards:
+            held_elsewhere: list[list[store.Row]] = []
+            key_of: dict[int, str] = {}  # first subject id of a chunk -> its shard key
+            chunks = item_chunks(claims, shards, held_elsewhere, key_of)
+            for items, scores, failure in score_chunks(score_chunk, (config, setup), chunks,
+                                                       executor, retries=retries,
+                                                       key=f"run{run_id}"):
+                bar.update(len(items))
+                key = key_of.pop(items[0].subject_id)
+                if scores is None:  # nothing stored for these: the next run picks them up
+                    claims.release(key)
+                    summary.unscored += len(items)
+                    summary.error_examples.append(f"{len(items)} items: worker failed: "
+                                                  f"{failure.splitlines()[-1]}")
+                    continue
+                store.insert_scores(url, run_id, items, scores, noise)
+                claims.release(key)
+                summary.scored += len(items)
+                for item, score in zip(items, scores):
+                    if score.error:
+                        summary.errors += 1
+                        summary.example(f"{item.subject} {item.subject_id}: {score.error}")
+            if held_elsewhere:  # another scorer holds these now: wait for it (or its lease)
+                time.sleep(min(1.0, claims.lease / 4))
+            shards = held_elsewhere
     bar.close()
     return summary
+
+
+def _claimed(url, run_id: int, noise: bool, shards: list[list[store.Row]], done: set[int],
+             subject_of, claims: Claims, summary: RunSummary, bar, held_elsewhere: list):
+    """(shard key, rows to score) of every shard this scorer claims, in order. A shard that is
+    fully stored (by this run before, or by another scorer since) is skipped and counted; one
+    another scorer holds goes to `held_elsewhere`, for the next round."""
+    for shard in shards:
+        pending = [r for r in shard if subject_of(r) not in done]
+        if not pending:
+            continue
+        key = f"{subject_of(shard[0])}-{subject_of(shard[-1])}"
+        stored = store.stored_among(url, run_id, noise, [subject_of(r) for r in pending])
+        if len(stored) < len(pending) and claims.claim(key):
+            # re-read under the claim: another scorer may have finished it a moment ago
+            stored = store.stored_among(url, run_id, noise, [subject_of(r) for r in pending])
+        elif len(stored) < len(pending):
+            held_elsewhere.append(shard)
+            continue
+        if stored:
+            done.update(stored)
+            summary.elsewhere += len(stored)
+            bar.update(len(stored))
+        todo = [r for r in pending if subject_of(r) not in stored]
+        if todo:
+            yield key, todo
+        elif key in claims.held:
+            claims.release(key)
 
 
 def score_grid(configs: Sequence[ScoringConfig], url: Optional[str] = None, *,

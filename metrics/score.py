@@ -12,14 +12,14 @@ sample the run already has a score for (errors included; ``--retry-errors`` re-s
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Optional, Sequence
 
 from metrics import options
-from metrics.config import ConfigError, ScoringConfig, load_grid
+from metrics.config import ScoringConfig, load_grid
 from metrics.runner import score_configuration
+from nlce.cli import EXIT_ERROR, EXIT_NOTHING_DONE, EXIT_OK, UserError, run_main
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,64 +61,54 @@ def quiet_model_loading() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from models import ModelUnavailableError
-
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.no_progress:
         quiet_model_loading()
-    try:
-        if args.grid:
-            if args.metric:
-                parser.error("give either --metric or --grid, not both")
-            configs = load_grid(args.grid)
-        elif args.metric:
-            configs = [ScoringConfig(
-                args.metric, context=args.context, noise=args.noise, seed=args.seed,
-                device=args.device, batch_size=args.batch_size, langs=tuple(args.lang),
-                limit=args.limit, dataset=args.dataset, **options.from_args(args)).validated()]
-        else:
-            parser.error("give --metric (see --help) or --grid FILE.yaml")
-        status = 0
-        from metrics.parallel import ExecutorError, executor_from_args
+    if args.grid:
+        if args.metric:
+            parser.error("give either --metric or --grid, not both")
+        configs = load_grid(args.grid)
+    elif args.metric:
+        configs = [ScoringConfig(
+            args.metric, context=args.context, noise=args.noise, seed=args.seed,
+            device=args.device, batch_size=args.batch_size, langs=tuple(args.lang),
+            limit=args.limit, dataset=args.dataset, **options.from_args(args)).validated()]
+    else:
+        parser.error("give --metric (see --help) or --grid FILE.yaml")
+    status = EXIT_OK
+    from metrics.parallel import ExecutorError, executor_from_args
 
+    try:
+        executor = executor_from_args(args)  # checks the flags even for inprocess
+        executor = None if args.executor == "inprocess" else executor  # the plain loop
+    except ExecutorError as exc:
+        parser.error(str(exc))
+    for config in configs:
         try:
-            executor = executor_from_args(args)  # checks the flags even for inprocess
-            executor = None if args.executor == "inprocess" else executor  # the plain loop
-        except ExecutorError as exc:
-            parser.error(str(exc))
-        for config in configs:
-            try:
-                summary = score_configuration(config, args.db, progress=not args.no_progress,
-                                              retry_errors=args.retry_errors, executor=executor,
-                                              retries=args.retries)
-            except (ConfigError, ModelUnavailableError, ValueError, OSError) as exc:
-                print(f"error: {config.metric} ({config.model or 'lexical'}): {exc}",
-                      file=sys.stderr)
-                status = 2
-                continue
-            print(f"{config.metric} ctx={config.context} noise={config.noise}: {summary.line()}")
-            print(f"  signature: {summary.signature}")
-            for example in summary.error_examples[:3]:
-                print(f"  e.g. {example}")
-            for warning in summary.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
-            failure = summary.failure()
-            if failure:
-                print(f"error: {config.metric} ctx={config.context} noise={config.noise}: "
-                      f"{failure}", file=sys.stderr)
-            if summary.unscored or failure:
-                status = max(status, 1)
-        if executor is not None:
-            executor.close()
-        return status
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+            summary = score_configuration(config, args.db, progress=not args.no_progress,
+                                          retry_errors=args.retry_errors, executor=executor,
+                                          retries=args.retries)
+        except (UserError, OSError) as exc:  # this configuration cannot run; the grid goes on
+            print(f"error: {config.metric} ({config.model or 'lexical'}): {exc}", file=sys.stderr)
+            status = EXIT_ERROR
+            continue
+        print(f"{config.metric} ctx={config.context} noise={config.noise}: {summary.line()}")
+        print(f"  signature: {summary.signature}")
+        for example in summary.error_examples[:3]:
+            print(f"  e.g. {example}")
+        for warning in summary.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        failure = summary.failure()
+        if failure:
+            print(f"error: {config.metric} ctx={config.context} noise={config.noise}: "
+                  f"{failure}", file=sys.stderr)
+        if summary.unscored or failure:
+            status = max(status, EXIT_NOTHING_DONE)
+    if executor is not None:
+        executor.close()
+    return status
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m metrics.score"))

@@ -181,6 +181,18 @@ def scored_subjects(url, run_id: int, noise: bool, retry_errors: bool = False) -
             MetricScore.run_id == run_id, column.is_not(None))).scalars())
 
 
+def stored_among(url, run_id: int, noise: bool, subject_ids: list[int]) -> set[int]:
+    """Which of these generation (or noise sample) ids the run has a score for now."""
+    column = MetricScore.noise_sample_id if noise else MetricScore.generation_id
+    found: set[int] = set()
+    with session_scope(url) as session:
+        for i in range(0, len(subject_ids), _IN_BATCH):
+            found.update(session.execute(select(column).where(
+                MetricScore.run_id == run_id,
+                column.in_(subject_ids[i:i + _IN_BATCH]))).scalars())
+    return found
+
+
 def _finite(x: Optional[float]) -> Optional[float]:
     return x if x is None or math.isfinite(x) else None
 

@@ -28,6 +28,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from nlce.cli import InputError
+
 # Han (CJK unified ideographs + extensions A, compatibility), kana, full-width forms, CJK symbols.
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KANA = "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff"
@@ -41,7 +43,7 @@ SCRIPTIO_CONTINUA = {"th": "Thai", "lo": "Lao", "km": "Khmer", "my": "Burmese", 
 CJK_LANGUAGES = frozenset({"zh", "ja"})
 
 
-class UnsupportedLanguageError(ValueError):
+class UnsupportedLanguageError(InputError):
     """The language code is malformed or its script needs a word segmenter we do not have."""
 
 

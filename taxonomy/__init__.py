@@ -2,7 +2,7 @@
 MISC, their criteria, the 7 judge clusters and the ordinal accuracy scale, in en/zh/nl/el/pl.
 
 The taxonomy itself is data (`taxonomy/data/taxonomy-v1.yaml`); this package loads, validates
-and navigates it. It imports nothing else of the project.
+and navigates it. It imports nothing else of the project but `nlce.cli` (its errors are `UserError`s).
 
 >>> tax = default_taxonomy()
 >>> tax.code("lg_gr1").name["en"], tax.cluster_of("LG-GR1")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from nlce.cli import EXIT_OK, run_main
 from taxonomy.loader import default_taxonomy, load_taxonomy
-from taxonomy.models import ACCURACY_LABELS, LANGUAGES, Taxonomy, TaxonomyError
+from taxonomy.models import ACCURACY_LABELS, LANGUAGES, Taxonomy
 
 
 def format_tree(tax: Taxonomy, lang: str = "en") -> str:
@@ -37,23 +38,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clusters", action="store_true", help="also list the judge clusters")
     parser.add_argument("--validate", metavar="FILE", help="validate FILE and exit")
     args = parser.parse_args(argv)
-    try:
-        tax = load_taxonomy(args.validate) if args.validate else default_taxonomy()
-    except TaxonomyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    tax = load_taxonomy(args.validate) if args.validate else default_taxonomy()  # TaxonomyError: exit 2
     if args.validate:
         print(f"ok: {args.validate}: taxonomy {tax.version}, {len(tax.leaves())} leaves, "
               f"{len(tax.labelable()) - len(tax.leaves())} meta codes, "
               f"{len(tax.clusters)} clusters, {len(tax.variants)} variants")
-        return 0
+        return EXIT_OK
     print(format_tree(tax, args.lang))
     if args.clusters:
         print(format_clusters(tax, args.lang))
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
-
     sys.exit(run_main(main, prog="python -m taxonomy"))

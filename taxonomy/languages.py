@@ -12,6 +12,7 @@ use instead ("did you mean 'de'?").
 """
 from __future__ import annotations
 
+from nlce.cli import InputError
 from taxonomy.models import LANGUAGES
 
 # code639-1 code639-3[/code639-2B] English name[/other name]; one language a line
@@ -53,7 +54,7 @@ za zha Zhuang|zh zho/chi Chinese/Mandarin|zu zul Zulu
 """
 
 
-class LanguageCodeError(ValueError):
+class LanguageCodeError(InputError):
     """Not a language code this project knows; the message says what to write instead."""
 
 

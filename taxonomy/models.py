@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
-if TYPE_CHECKING:  # the label class lives in taxonomy.accuracy, which imports this module
-    from taxonomy.accuracy import AccuracyLabel
+from nlce.cli import InputError
 
 LANGUAGES: tuple[str, ...] = ("en", "zh", "nl", "el", "pl")
 """The natural languages every text of the taxonomy exists in; English first."""
@@ -25,7 +24,7 @@ CRITERIA_FIELDS: tuple[str, ...] = ("inclusion", "exclusion")
 META_CATEGORY = "META"
 
 
-class TaxonomyError(ValueError):
+class TaxonomyError(InputError):
     """A taxonomy file, code, label or language that is not valid; the message says which."""
 
 
@@ -294,8 +293,9 @@ class Taxonomy:
         return tuple(out)
 
     # accuracy scale
-    def accuracy_text(self, label: "str | AccuracyLabel", lang: str = "en") -> tuple[str, str]:
-        """(name, description) of an accuracy label in `lang`."""
+    def accuracy_text(self, label: str, lang: str = "en") -> tuple[str, str]:
+        """(name, description) of an accuracy label (a spelling or a `taxonomy.AccuracyLabel`,
+        which is a str) in `lang`."""
         names, descriptions, _ = self._accuracy[accuracy_value(label, self.accuracy_aliases)]
         lang = check_language(lang)
         return names[lang], descriptions[lang]

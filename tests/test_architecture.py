@@ -63,16 +63,17 @@ def _source_files() -> dict[str, Path]:
 
 class _Imports(ast.NodeVisitor):
     """Every module named by an import statement or `importlib.import_module("literal")`,
-    anywhere in the file except `if TYPE_CHECKING` blocks (those never run)."""
+    anywhere in the file; `if TYPE_CHECKING` blocks (those never run) only with `type_only`."""
 
-    def __init__(self, module: str, is_package: bool):
+    def __init__(self, module: str, is_package: bool, type_only: bool = False):
         self.package = module if is_package else module.rpartition(".")[0]
+        self.type_only = type_only
         self.found: list[tuple[str, tuple[str, ...]]] = []  # (module, names imported from it)
 
     def visit_If(self, node: ast.If) -> None:
         test = node.test
         name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
-        if name == "TYPE_CHECKING":
+        if name == "TYPE_CHECKING" and not self.type_only:
             for child in node.orelse:
                 self.visit(child)
             return
@@ -98,13 +99,14 @@ class _Imports(ast.NodeVisitor):
         self.found.append((base, tuple(alias.name for alias in node.names)))
 
 
-def _import_graph() -> dict[str, set[str]]:
+def _import_graph(type_only: bool = False) -> dict[str, set[str]]:
     """Project module -> the project modules it imports (a `from pkg import name` counts as an
-    import of `pkg.name` when that is a module, else of `pkg`)."""
+    import of `pkg.name` when that is a module, else of `pkg`); with `type_only`, also the
+    imports under `if TYPE_CHECKING`."""
     files = _source_files()
     graph: dict[str, set[str]] = defaultdict(set)
     for module, path in files.items():
-        visitor = _Imports(module, path.name == "__init__.py")
+        visitor = _Imports(module, path.name == "__init__.py", type_only)
         visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
         for target, names in visitor.found:
             if target.split(".")[0] not in SCANNED:
@@ -192,6 +194,17 @@ def test_imports_name_existing_modules(graph):
 def test_no_import_cycles(graph):
     cycles = _cycles(graph)
     assert not cycles, "import cycles (move one name to break each): " + "; ".join(
+        " <-> ".join(c) for c in cycles)
+
+
+def test_no_import_cycles_through_type_only_imports():
+    """A loop that only type hints close (`if TYPE_CHECKING:`) is still a loop in the design."""
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import b\n"
+    seen = _Imports("a", False, type_only=True)
+    seen.visit(ast.parse(source))
+    assert ("b", ()) in seen.found
+    cycles = _cycles(_import_graph(type_only=True))
+    assert not cycles, "import cycles through type-only imports: " + "; ".join(
         " <-> ".join(c) for c in cycles)
 
 

@@ -1,7 +1,9 @@
 """The errors of the labelling service: each is shown to its user as one clear sentence."""
 
+from nlce.cli import UserError
 
-class AnnotateError(Exception):
+
+class AnnotateError(UserError):
     """A problem the app shows to its user as one clear sentence; nothing was changed."""
 
 

@@ -3,8 +3,6 @@ Table 2 (accuracy per language and model), CSV for their download, and the whole
 project records for the lead's export."""
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter, defaultdict
 from typing import Sequence
 
@@ -12,6 +10,7 @@ from sqlmodel import Session
 
 from annotate.service.accounts import Operator, require_role
 from annotate.service.review import ResolvedLabel
+from nlce.outputs import csv_text
 from taxonomy import ACCURACY_LABELS, LANGUAGES, TaxonomyError, default_taxonomy
 
 
@@ -58,13 +57,9 @@ def accuracy_table(resolved: Sequence[ResolvedLabel]) -> list[dict]:
 
 
 def rows_to_csv(rows: Sequence[dict]) -> str:
-    if not rows:
-        return ""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0].keys()), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
+    """The download of a table: CSV whose header and cells a spreadsheet shows as text (a model
+    named `=HYPERLINK(...)` heads a column of Table 2), `nlce.outputs.csv_text`."""
+    return csv_text(rows)
 
 
 def export_jsonl(session: Session, *, acting: int | Operator) -> str:

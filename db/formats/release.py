@@ -99,8 +99,9 @@ def parse_error_codes(value: Any, field: str) -> list[str]:
         if text.startswith("["):  # a list written as JSON / Python text
             try:
                 value = json.loads(text.replace("'", '"'))
-            except json.JSONDecodeError as error:
-                raise FormatError(f"cannot read the list {text!r:.80}: {error}", field) from None
+            except (json.JSONDecodeError, RecursionError) as error:
+                reason = error if isinstance(error, ValueError) else "nested too deeply"
+                raise FormatError(f"cannot read the list {text!r:.80}: {reason}", field) from None
         else:
             value = [part for part in re.split(r"[,;|]", text)]
     if not isinstance(value, (list, tuple)):

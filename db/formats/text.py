@@ -55,6 +55,11 @@ class TextLimits:
             raise FormatError("text limits must be at least 1 character")
         return limits
 
+    @property
+    def largest(self) -> int:
+        """The longest text any field may hold (a CSV reader's cell limit)."""
+        return max(self.text, self.document)
+
     def limit_of(self, field: str) -> int:
         return self.document if field.rsplit(".", 1)[-1] in DOCUMENT_FIELDS else self.text
 

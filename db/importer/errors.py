@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from nlce.cli import UserError
 
-class ImportFailed(Exception):
+
+class ImportFailed(UserError):
     """An import stopped at one record; nothing of the import was written."""
 
     def __init__(self, source: str, location: str, field: str | None, message: str):

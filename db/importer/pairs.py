@@ -33,7 +33,7 @@ def import_pairs(session: Session, paths: Iterable[str | Path], *, dataset: str 
     lang, files = started
     bulk = BulkWriter(writer)
     for path in files:
-        for location, row in counted_rows(read_table(path), str(path), problems):
+        for location, row in counted_rows(read_table(path, writer.limits.largest), str(path), problems):
             if isinstance(row, Unreadable):
                 problems.add(str(path), location, None, row.message)
                 continue

@@ -95,7 +95,7 @@ def import_release(session: Session, paths: Iterable[str | Path], *, lang: str |
             return release_row_records(row, language=language, dataset=dataset,
                                        models=release_models(row), expert=expert,
                                        map_codes=map_codes, place_file=place_file)
-        rows = counted_rows(read_table(path), str(path), problems)
+        rows = counted_rows(read_table(path, writer.limits.largest), str(path), problems)
         if limit is not None:
             rows = (item for i, item in enumerate(rows) if i < limit)
         if bulk_writer is None:

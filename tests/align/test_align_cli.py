@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from align.__main__ import main
+from testing.cli import as_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,12 +65,15 @@ def test_cli_fit_on_apply_to(align_db, tmp_path, capsys):
     (["--apply-to", "language=en"], "--apply-to needs --fit-on"),
 ])
 def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, message):
-    assert main(["--db", align_db["url"], "--out", str(tmp_path), "--no-figures"] + argv) == 2
-    assert message in " ".join(capsys.readouterr().err.split())
+    align = as_command(main, "python -m align")
+    assert align(["--db", align_db["url"], "--out", str(tmp_path), "--no-figures"] + argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("python -m align: error: ") and err.count("\n") == 1, err
+    assert message in " ".join(err.split())
 
 
-def test_cli_on_an_empty_database_says_what_is_missing(db_url, tmp_path, capsys):
-    assert main(["--db", db_url, "--out", str(tmp_path), "--no-figures"]) == 0
+def test_cli_on_an_empty_database_says_what_is_missing(engine, db_url, tmp_path, capsys):
+    assert main(["--db", db_url, "--out", str(tmp_path / "out"), "--no-figures"]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "no human labels found" in printed
 

@@ -11,8 +11,11 @@ import pytest
 from sqlmodel import Session
 
 from annotate import service
-from annotate.__main__ import main
+from annotate.__main__ import main as annotate_main
 from db import get_engine
+from testing.cli import as_command
+
+main = as_command(annotate_main, "python -m annotate")
 
 
 def test_add_user_creates_a_hashed_account_and_refuses_bad_input(db_url, monkeypatch, capsys):
@@ -84,9 +87,7 @@ def test_no_tls_warning_on_loopback_or_behind_a_proxy(app_db, launch_app, capsys
     assert "without TLS" not in app.log.read_text()
     assert clear_text_warning("0.0.0.0", 8501, tls=False, behind_proxy=True) == ""
     assert clear_text_warning("10.0.0.5", 8501, tls=True, behind_proxy=False) == ""
-    with pytest.raises(SystemExit) as stop:
-        main(["--db", app_db, "--tls-cert", "missing.pem"])
-    assert stop.value.code == 2
+    assert main(["--db", app_db, "--tls-cert", "missing.pem"]) == 2
     assert "--tls-cert and --tls-key go together" in capsys.readouterr().err
 
 

@@ -29,7 +29,7 @@ def stopped_postgres_url():
 def read_only_sqlite_url(tmp_path_factory):
     """A SQLite database with the schema, opened read-only (root ignores file modes)."""
     path = tmp_path_factory.mktemp("ro") / "labels.db"
-    run(["db", "info", "--db", f"sqlite:///{path}"], check=True)
+    run(["db", "upgrade", "--db", f"sqlite:///{path}"], check=True)  # creates it
     return f"sqlite:///file:{path}?mode=ro&uri=true"
 
 

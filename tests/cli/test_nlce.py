@@ -49,7 +49,7 @@ def test_escaped_error_is_one_line_exit_2(capsys, monkeypatch):
     assert run_main(broken, [], prog="nlce demo") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert "nlce demo: error: ValueError: bad value in row 3" in err
+    assert err.startswith("nlce demo: internal error: ValueError: bad value in row 3 (a bug; ")
 
 
 def test_exit_codes_pass_through():
@@ -60,3 +60,38 @@ def test_exit_codes_pass_through():
         raise SystemExit(2)
 
     assert run_main(exits, []) == 2
+
+
+def test_groups_run_as_python_dash_m_and_list_their_commands():
+    """`python -m corpus` failed with "No module named corpus.__main__"; now each group with
+    several commands lists them, and runs one like `nlce GROUP COMMAND`."""
+    listed = subprocess.run([sys.executable, "-m", "corpus"], capture_output=True, text=True)
+    assert listed.returncode == EXIT_ERROR and listed.stdout == ""
+    assert "python -m corpus COMMAND" in listed.stderr
+    assert "extract" in listed.stderr and "generate" in listed.stderr
+    run = subprocess.run([sys.executable, "-m", "corpus", "extract", "--help"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "--lang" in run.stdout
+
+
+@pytest.mark.parametrize("group, commands", [("corpus", {"extract", "generate"}),
+                                             ("judges", {"run", "report", "import", "serve"}),
+                                             ("metrics", {"score", "align"})])
+def test_group_help_lists_the_group_only(group, commands, capsys):
+    from nlce.__main__ import group_main
+
+    assert group_main(group, ["--help"]) == 0
+    out = capsys.readouterr().out
+    listed = {line.split()[0] for line in out.splitlines() if line.startswith("  ")}
+    assert listed == commands
+    assert f"python -m {group} COMMAND" in out
+
+
+def test_judges_serve_and_align_are_nlce_commands(capsys):
+    assert nlce_main(["judges", "serve", "--help"]) == 0
+    assert "--n-ctx" in capsys.readouterr().out
+    assert nlce_main(["align", "--help"]) == 0
+    assert "usage: python -m align" in capsys.readouterr().out
+    assert nlce_main(["--help"]) == 0
+    shown = capsys.readouterr().out
+    assert "judges serve" in shown and "  align " in shown

@@ -15,6 +15,7 @@ from corpus.cutting import cut_comment
 from corpus.fim import get_family
 from corpus.generate import main as generate_main
 from corpus.generate import run_generation
+from testing.cli import as_command
 
 JAVA = ("public class Som {\n"
         "    /**\n     * Berekent de som van twee gehele getallen.\n     */\n"
@@ -227,11 +228,12 @@ def test_unreachable_endpoint_stops_cleanly(db_url, capsys):
 
 
 def test_cli_errors_are_clear(db_url, capsys):
-    assert generate_main(["--model", "acme/mystery-7b", "--backend", "openai", "--base-url",
-                          "http://127.0.0.1:9/v1", "--db", db_url]) == 2
+    generate = as_command(generate_main, "python -m corpus.generate")
+    assert generate(["--model", "acme/mystery-7b", "--backend", "openai", "--base-url",
+                     "http://127.0.0.1:9/v1", "--db", db_url]) == 2
     assert "no FIM family known" in capsys.readouterr().err
-    assert generate_main(["--model", "bigcode/starcoder2-7b", "--backend", "openai",
-                          "--db", db_url, "--base-url", ""]) == 2
+    assert generate(["--model", "bigcode/starcoder2-7b", "--backend", "openai",
+                     "--db", db_url, "--base-url", ""]) == 2
     assert "--base-url" in capsys.readouterr().err
 
 

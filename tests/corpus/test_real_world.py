@@ -14,6 +14,7 @@ from corpus.extract import main as extract_main
 from corpus.extract import run_extract
 from corpus.langid import clean_for_langid, judge_language
 from corpus.select import SelectionConfig, SourceText, select_targets
+from testing.cli import as_command
 
 CHINESE_JAVA = """package com.voorbeeld.common;
 
@@ -189,16 +190,17 @@ def test_tag_lines_do_not_count_towards_the_token_floor(detector):
 
 def test_exit_codes_missing_path_empty_folder_nothing_kept(tmp_path, db_url, capsys):
     base = ["--lang", "nl", "--dataset", "x", "--db", db_url]
-    assert extract_main([str(tmp_path / "bestaat-niet")] + base) == 2
+    extract = as_command(extract_main, "python -m corpus.extract")
+    assert extract([str(tmp_path / "bestaat-niet")] + base) == 2
     assert "bestaat-niet: no such file or folder" in capsys.readouterr().err
     (tmp_path / "leeg").mkdir()
-    assert extract_main([str(tmp_path / "leeg")] + base) == 2
+    assert extract([str(tmp_path / "leeg")] + base) == 2
     assert "no source files under" in capsys.readouterr().err
     (tmp_path / "kort").mkdir()
     (tmp_path / "kort" / "a.py").write_text("# kort\nx = 1\n", encoding="utf-8")
     report = tmp_path / "r.json"
-    assert extract_main([str(tmp_path / "kort"), "--report-json", str(report), "--explain"]
-                        + base) == 1
+    assert extract([str(tmp_path / "kort"), "--report-json", str(report), "--explain"]
+                   + base) == 1
     captured = capsys.readouterr()
     assert "nothing kept" in captured.err and "too_short" in captured.out
     comments = json.loads(report.read_text(encoding="utf-8"))["comments"]

@@ -9,6 +9,7 @@ from sqlmodel import Session, select
 from corpus.extract import main as extract_main
 from corpus.extract import run_extract
 from corpus.select import FILTERS, SelectionConfig, SourceText, select_targets
+from testing.cli import as_command
 
 DUTCH_JAVA = """package nl.voorbeeld;
 
@@ -168,7 +169,8 @@ def test_a_file_that_fails_to_write_leaves_nothing(tmp_path, db_url, detector):
 
 
 def test_extract_cli_errors(tmp_path, db_url, capsys):
-    assert extract_main([str(tmp_path), "--lang", "dutch", "--dataset", "x", "--db", db_url]) == 2
+    extract = as_command(extract_main, "python -m corpus.extract")
+    assert extract([str(tmp_path), "--lang", "dutch", "--dataset", "x", "--db", db_url]) == 2
     assert "ISO 639-1" in capsys.readouterr().err
     (tmp_path / "prog.cob").write_text("* hallo", encoding="utf-8")
     (tmp_path / "u.py").write_text(DUTCH_PY, encoding="utf-8")

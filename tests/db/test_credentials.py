@@ -19,8 +19,12 @@ PASSWORD = "pw-Secr3t-9x"
 
 
 @pytest.fixture(scope="module")
-def guarded_server():
+def guarded_server(tmp_path_factory):
+    """The server, with the schema in its `postgres` database (`db info` only reads)."""
     with temporary_postgres(password=PASSWORD) as server:
+        created = _db(["upgrade"], tmp_path_factory.mktemp("home"),
+                      NLCE_DATABASE_URL=server.url().replace("nlce@", f"nlce:{PASSWORD}@"))
+        assert created.returncode == 0, created.stderr
         yield server
 
 

@@ -11,11 +11,15 @@ from sqlalchemy import select
 
 from db import models as m
 from db import session_scope
-from db.__main__ import main, table_counts
+from db.__main__ import main as db_main
+from db.__main__ import table_counts
 from db.annotations import annotation_history
 from db.exporter import export_jsonl, export_parquet, export_records
 from db.importer import ImportFailed, import_jsonl, import_parquet_export
 from db.importer.accounts import ACCOUNTS_CREATE
+from testing.cli import as_command
+
+main = as_command(db_main, "python -m db")
 
 
 def _import(url, path):

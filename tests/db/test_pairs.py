@@ -10,12 +10,16 @@ from sqlalchemy import select
 
 from db import models as m
 from db import session_scope
-from db.__main__ import main, table_counts
+from db.__main__ import main as db_main
+from db.__main__ import table_counts
 from db.annotations import annotation_codes, annotation_history
 from db.exporter import export_jsonl
 from db.formats import FormatError
 from db.formats.pairs import pairs_row_records
 from db.importer import import_jsonl
+from testing.cli import as_command
+
+main = as_command(db_main, "python -m db")
 
 ROWS = [
     {"item_id": "wmt-1", "language": "en", "model": "sys-a", "reference": "The cat sat down.",

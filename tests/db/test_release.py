@@ -10,9 +10,13 @@ from sqlalchemy import select
 
 from db import models as m
 from db import session_scope
-from db.__main__ import main, table_counts
+from db.__main__ import main as db_main
+from db.__main__ import table_counts
 from db.annotations import annotation_codes
 from db.importer import ImportFailed, import_release
+from testing.cli import as_command
+
+main = as_command(db_main, "python -m db")
 
 
 def _import(url, paths, **kwargs):

@@ -10,11 +10,15 @@ from sqlalchemy import func, select
 from corpus.fim import build_fim_prompt, get_family
 from db import models as m
 from db import session_scope
-from db.__main__ import main, table_counts
+from db.__main__ import main as db_main
+from db.__main__ import table_counts
 from db.annotations import annotation_codes, annotation_history
 from db.formats import FormatError, locate_comment
 from db.formats.spans import _starts_by_window
 from db.importer import ImportFailed, import_release
+from testing.cli import as_command
+
+main = as_command(db_main, "python -m db")
 
 FAMILIES = ("starcoder2", "codellama", "codegemma", "codeqwen1.5", "granite-code", "plain")
 

@@ -13,6 +13,7 @@ from db import models
 from db.engine import session_scope
 from db.importer import import_release
 from judges import importer, report, run
+from testing.cli import as_command
 
 MODELS = ("acme/coder-7b", "example/tiny-1b", "foo/bar-3b")
 FILES = {
@@ -179,26 +180,27 @@ def test_hierarchical_answers_per_cluster_are_merged(db_url, tmp_path, capsys):
 
 def test_bad_files_are_one_line_naming_what_and_where(db_url, tmp_path, capsys):
     unnamed = study_file(tmp_path, folder="output_22")
-    assert importer.main([str(unnamed), "--db", db_url]) == 2
+    command = as_command(importer.main, "python -m judges.importer")
+    assert command([str(unnamed), "--db", db_url]) == 2
     err = capsys.readouterr().err
-    assert err == (f"error: {unnamed}, file: the file does not say its judge's model: give "
-                   "--model\n")
+    assert err == (f"python -m judges.importer: error: {unnamed}, file: the file does not say "
+                   "its judge's model: give --model\n")
     broken = instance("9_2")
     del broken["code_context"]["original_comment"]
     path = study_file(tmp_path, instances=[instance("7_0"), broken])
-    assert importer.main([str(path), "--db", db_url]) == 2
+    assert command([str(path), "--db", db_url]) == 2
     err = capsys.readouterr().err
-    assert err == (f"error: {path}, instance 1, field 'code_context.original_comment': missing "
-                   "or not a text\n")
+    assert err == (f"python -m judges.importer: error: {path}, instance 1, field "
+                   "'code_context.original_comment': missing or not a text\n")
     with session_scope(db_url) as s:  # one transaction: nothing of the file was kept
         assert s.exec(select(models.JudgeRun)).all() == []
         assert s.exec(select(models.Target)).all() == []
     not_json = tmp_path / "x" / "judge_results.json"
     not_json.parent.mkdir()
     not_json.write_text("{not json", encoding="utf-8")
-    assert importer.main([str(not_json), "--model", "m", "--strategy", "cot", "--db",
-                          db_url]) == 2
-    assert capsys.readouterr().err.startswith(f"error: {not_json}, file: not JSON: ")
+    assert command([str(not_json), "--model", "m", "--strategy", "cot", "--db", db_url]) == 2
+    assert capsys.readouterr().err.startswith(f"python -m judges.importer: error: {not_json}, "
+                                              "file: not JSON: ")
 
 
 def test_check_lists_every_problem_and_writes_nothing(db_url, tmp_path, capsys):
@@ -208,12 +210,13 @@ def test_check_lists_every_problem_and_writes_nothing(db_url, tmp_path, capsys):
     worse["model_predictions"] = "three models"
     good = study_file(tmp_path, folder="a_-nl_-nl_-cot", instances=[instance("7_0")])
     path = study_file(tmp_path, instances=[bad, worse])
-    assert importer.main([str(good), str(path), "--check", "--db", db_url]) == 2
+    assert as_command(importer.main, "python -m judges.importer")(
+        [str(good), str(path), "--check", "--db", db_url]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"{path}, instance 0, field 'usage': a token count must be a whole number, got 'many'",
         f"{path}, instance 1, field 'model_predictions': expected a list of {{model_name, "
         "predicted_comment}",
-        "check: 2 problem(s); nothing was written"]
+        "python -m judges.importer: error: check: 2 problem(s); nothing was written"]
     assert importer.main([str(good), "--check", "--db", db_url]) == 0
     assert "check: an import would write:" in capsys.readouterr().out
     with session_scope(db_url) as s:

@@ -17,6 +17,7 @@ from judges.client import JudgeClient, OpenAIBackend, SamplingParams
 from judges.i18n import texts
 from judges.order import presentation_order
 from judges.runner import RunConfig, run_judge
+from testing.cli import as_command
 
 
 def client_for(server, cache_path=None, structured="auto", max_retries=2, timeout_s=5.0):
@@ -293,9 +294,9 @@ def test_report_on_failed_answers_only(judge_db, chat_server):
 def test_cli_local_model_that_is_not_available(judge_db, tmp_path, capsys):
     from judges import run
 
-    code = run.main(["--backend", "local", "--model", str(tmp_path / "no-such-model"),
-                     "--strategy", "standard", "--lang", "el", "--limit", "1", "--db", judge_db,
-                     "--no-cache", "--quiet"])
+    code = as_command(run.main, "python -m judges.run")(
+        ["--backend", "local", "--model", str(tmp_path / "no-such-model"), "--strategy",
+         "standard", "--lang", "el", "--limit", "1", "--db", judge_db, "--no-cache", "--quiet"])
     assert code == 2
     assert "no-such-model" in capsys.readouterr().err
     _, responses, verdicts = stored(judge_db)

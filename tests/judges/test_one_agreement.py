@@ -20,6 +20,7 @@ from db.engine import session_scope
 from judges.client import JudgeClient, OpenAIBackend, SamplingParams
 from judges.i18n import texts
 from judges.runner import RunConfig
+from testing.cli import as_command
 
 
 def client_for(server):
@@ -167,6 +168,7 @@ def test_a_generation_counts_once_per_configuration(three_runs):
 def test_report_labels_policy_is_checked_before_reading(judge_db, capsys):
     from judges import report as judge_report
 
-    assert judge_report.main(["--db", judge_db, "--labels", "everyone"]) == 2
+    report = as_command(judge_report.main, "python -m judges.report")
+    assert report(["--db", judge_db, "--labels", "everyone"]) == 2
     err = capsys.readouterr().err
     assert "unknown label policy 'everyone'" in err and "Traceback" not in err

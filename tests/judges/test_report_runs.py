@@ -8,6 +8,7 @@ import pandas as pd
 from judge_testkit import answer_from_request, reply
 
 from judges import report, run
+from testing.cli import as_command
 
 
 def test_settings_and_templates_make_separate_runs_that_the_report_tells_apart(
@@ -60,7 +61,8 @@ def test_settings_and_templates_make_separate_runs_that_the_report_tells_apart(
 def test_a_bad_template_file_is_one_line_and_exit_2(judge_db, tmp_path, capsys):
     template = tmp_path / "bad.yaml"
     template.write_text("name: bad\nbase: cot\ntexts:\n  el:\n    rulez: x\n", encoding="utf-8")
-    code = run.main(["--model", "judge-test", "--template", str(template), "--lang", "el",
-                     "--db", judge_db, "--no-cache", "--quiet"])
+    code = as_command(run.main, "python -m judges.run")(
+        ["--model", "judge-test", "--template", str(template), "--lang", "el", "--db", judge_db,
+         "--no-cache", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "bad.yaml: texts.el: unknown key(s) rulez" in err

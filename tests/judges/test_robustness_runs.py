@@ -15,6 +15,7 @@ from judges.codemix import code_mixed_texts
 from judges.i18n import texts
 from judges.report import build_report
 from judges.report import main as report_main
+from testing.cli import as_command
 
 
 def test_stability_language_and_code_mix_tables(judged):
@@ -55,8 +56,9 @@ def test_report_writes_the_study_csvs_and_the_cmd_figure(judged, tmp_path, capsy
 
 
 def test_code_mix_rejects_an_english_prompt(judge_db, capsys):
-    code = run.main(["--model", "m", "--strategy", "standard", "--lang", "el", "--prompt-lang",
-                     "en", "--code-mix", "0.5", "--db", judge_db])
+    code = as_command(run.main, "python -m judges.run")(
+        ["--model", "m", "--strategy", "standard", "--lang", "el", "--prompt-lang", "en",
+         "--code-mix", "0.5", "--db", judge_db])
     assert code == 2 and "--code-mix" in capsys.readouterr().err
 
 

@@ -11,6 +11,7 @@ from db import models
 from db.engine import session_scope
 from db.importer import import_pairs
 from judges import run
+from testing.cli import as_command
 
 PAIRS = ("item_id\treference\tprediction\tmodel\tlabel\tcontext\n"
          "a1\tGeeft de som van twee getallen\tTelt twee getallen op\tm-one\tcorrect\t"
@@ -55,12 +56,13 @@ def test_a_selection_that_matches_nothing_names_the_filter(judge_db, chat_server
                                                            monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     chat_server.responder = lambda request: reply(answer_from_request(request, "el"))
-    assert run.main(argv(chat_server, judge_db, tmp_path, "--lang", "el", "--dataset",
-                         "nosuchdataset")) == 1
+    judge = as_command(run.main, "python -m judges.run")
+    assert judge(argv(chat_server, judge_db, tmp_path, "--lang", "el", "--dataset",
+                      "nosuchdataset")) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: nothing to judge: no dataset 'nosuchdataset' (datasets: "
-                          "judge-test)") and err.count("\n") == 1
-    assert run.main(argv(chat_server, judge_db, tmp_path, "--lang", "pl")) == 1
+    assert err.startswith("python -m judges.run: error: nothing to judge: no dataset "
+                          "'nosuchdataset' (datasets: judge-test)") and err.count("\n") == 1
+    assert judge(argv(chat_server, judge_db, tmp_path, "--lang", "pl")) == 1
     err = capsys.readouterr().err
     assert "no target in language 'pl' has a generation to judge" in err
     assert "languages with generations: el, en" in err

@@ -7,6 +7,7 @@ import json
 
 from db.__main__ import main as db_main
 from metrics.score import main as score_main
+from testing.cli import as_command
 
 REFERENCES = {
     "nl": ["Geeft de som van alle bedragen terug", "Sorteert de lijst op datum, oudste eerst",
@@ -128,5 +129,6 @@ def test_align_keeps_datasets_apart(tmp_path, db_url, capsys):
     assert {r["slice_value"] for r in both if r["slice"] == "model"} == {
         f"{d}/{m}" for d in ("mine", "theirs") for m in ("copy", "half", "other")}
     capsys.readouterr()
-    assert align_main(["--db", db_url, "--out", str(tmp_path / "x"), "--dataset", "nope"]) == 2
+    align = as_command(align_main, "python -m align")
+    assert align(["--db", db_url, "--out", str(tmp_path / "x"), "--dataset", "nope"]) == 2
     assert "no dataset named 'nope'; this database has: mine, theirs" in capsys.readouterr().err

@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from metrics.config import ConfigError, ScoringConfig
 from metrics.score import main
+from testing.cli import as_command
 
 
 def _add_target(url, lang: str, content: str, comment: str, predictions=("# Gibt zurück",)):
@@ -85,7 +86,8 @@ def test_an_invalid_language_option_is_an_error_suggesting_the_code(db_url, caps
                                           "mean 'de'"):
         ScoringConfig("bleu", langs=("german",)).validated()
     assert ScoringConfig("bleu", langs=("DE", "deu", "nl")).validated().langs == ("de", "nl")
-    assert main(["--metric", "bleu", "--lang", "german", "--db", db_url]) == 2
+    score = as_command(main, "python -m metrics.score")
+    assert score(["--metric", "bleu", "--lang", "german", "--db", db_url]) == 2
     assert "did you mean 'de'" in capsys.readouterr().err
 
 

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from metrics.config import ScoringConfig
 from metrics.runner import score_configuration, score_grid
 from metrics.score import main
+from testing.cli import as_command
 
 
 def _count(url, model, **where):
@@ -115,7 +116,7 @@ def test_bertscore_full_context_run(scoring_db, e5_small_encoder):
 # ---------------------------------------------------------------- the CLI
 
 def test_cli_clear_errors(capsys, db_url):
-    assert main(["--metric", "blue", "--db", db_url]) == 2
+    assert as_command(main, "python -m metrics.score")(["--metric", "blue", "--db", db_url]) == 2
     assert "unknown metric 'blue'" in capsys.readouterr().err
     assert main(["--metric", "bertscore", "--model", "no-such-org/no-such-model",
                  "--db", db_url]) == 2

@@ -14,8 +14,11 @@ import pytest
 import yaml
 
 from taxonomy import TaxonomyError, load_taxonomy
-from taxonomy.__main__ import main
+from taxonomy.__main__ import main as taxonomy_main
 from taxonomy.loader import DEFAULT_PATH
+from testing.cli import as_command
+
+main = as_command(taxonomy_main, "python -m taxonomy")
 
 VARIANTS_PATH = DEFAULT_PATH.parent / "variants.yaml"
 FILE = DEFAULT_PATH.name  # "taxonomy-v1.yaml"
@@ -273,7 +276,7 @@ def test_cli_validate(tmp_path, doc, capsys):
     assert main(["--validate", str(DEFAULT_PATH)]) == 0
     assert "26 leaves" in capsys.readouterr().out
     _missing_parent(doc)
-    assert main(["--validate", str(write(tmp_path, doc))]) == 1
+    assert main(["--validate", str(write(tmp_path, doc))]) == 2  # input it cannot use
     assert "code LG-GR1: parent 'LG-XX' does not exist" in capsys.readouterr().err
 
 
@@ -294,4 +297,5 @@ def test_python_dash_m(tmp_path):
     bad.write_text("version: [\n", encoding="utf-8")
     run = subprocess.run([sys.executable, "-m", "taxonomy", "--validate", str(bad)],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert run.returncode == 1 and "bad.yaml: line" in run.stderr
+    assert run.returncode == 2 and "bad.yaml: line" in run.stderr
+    assert run.stderr.startswith("python -m taxonomy: error: ") and run.stderr.count("\n") == 1

@@ -1,0 +1,144 @@
+"""Shards of a metric run claimed by concurrent scorers, so that they split the work.
+
+Two `metrics.score` processes (or machines on one PostgreSQL server) on the same configuration
+select the same items and cut them into the same shards (`metrics.runner`). Before scoring a
+shard a scorer claims it: one `metric_claim` row per (run, shard), taken with a single atomic
+statement, so of two scorers exactly one gets it, on SQLite (one writer at a time) and on
+PostgreSQL alike (`INSERT ... ON CONFLICT DO NOTHING`, or a conditional `UPDATE` of an expired
+claim, which PostgreSQL re-checks after the row lock). The holder renews its claims from a
+background thread every third of the lease and deletes each claim once its scores are stored;
+a scorer that was killed stops renewing, so its claims expire after the lease and another
+scorer takes the shards over. Scores stay unique per (run, subject) in any case
+(`metrics.store.insert_scores`): a claim only saves the work, it never decides correctness.
+
+The lease is `$NLCE_SCORE_CLAIM_S` seconds (default 120); hosts that share a server database need
+clocks within a fraction of it (NTP).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import threading
+import time
+
+from sqlalchemy import delete, insert, or_, update
+from sqlalchemy.exc import IntegrityError
+
+from db import session_scope
+from db.engine import get_engine, resolve_url
+from db.models import MetricClaim
+
+LEASE_ENV = "NLCE_SCORE_CLAIM_S"
+DEFAULT_LEASE_S = 120.0
+
+
+def lease_seconds() -> float:
+    value = os.environ.get(LEASE_ENV)
+    try:
+        lease = float(value) if value else DEFAULT_LEASE_S
+    except ValueError:
+        raise ValueError(f"${LEASE_ENV} must be a number of seconds, not {value!r}") from None
+    if lease <= 0:
+        raise ValueError(f"${LEASE_ENV} must be positive, not {value!r}")
+    return lease
+
+
+def _insert_if_absent(dialect: str):
+    """INSERT that does nothing when the row exists (rowcount 0), where the dialect has it."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        return None
+    return dialect_insert(MetricClaim).on_conflict_do_nothing()
+
+
+class Claims:
+    """This scorer's claims on the shards of one run; `close()` (or `with`) gives them all
+    back and stops the renewal."""
+
+    def __init__(self, url: str | None, run_id: int, lease: float | None = None):
+        self.url, self.run_id = resolve_url(url), run_id
+        self.lease = lease or lease_seconds()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.held: set[str] = set()
+        self._dialect = get_engine(self.url).dialect.name
+        self._stop = threading.Event()
+        self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
+                                         name=f"claims-run{run_id}")
+        self._renewer.start()
+
+    def __enter__(self) -> "Claims":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def claim(self, shard: str) -> bool:
+        """Take `shard` if nobody holds it or its holder's lease ran out; True when this scorer
+        now holds it."""
+        now = time.time()
+        with session_scope(self.url) as session:  # take over an expired claim (or renew ours)
+            taken = session.execute(
+                update(MetricClaim)
+                .where(MetricClaim.run_id == self.run_id, MetricClaim.shard == shard,
+                       or_(MetricClaim.expires_at < now, MetricClaim.owner == self.owner))
+                .values(owner=self.owner, expires_at=now + self.lease)
+                .returning(MetricClaim.shard)).first() is not None
+        if not taken:  # (RETURNING, not rowcount: psycopg gives -1 for an INSERT's rowcount)
+            row = {"run_id": self.run_id, "shard": shard, "owner": self.owner,
+                   "expires_at": now + self.lease}
+            statement = _insert_if_absent(self._dialect)
+            try:
+                with session_scope(self.url) as session:
+                    if statement is None:
+                        session.execute(insert(MetricClaim).values(**row))
+                        taken = True
+                    else:
+                        taken = session.execute(statement.values(**row).returning(
+                            MetricClaim.shard)).first() is not None
+            except IntegrityError:  # another scorer inserted it first
+                taken = False
+        if taken:
+            self.held.add(shard)
+        return taken
+
+    def release(self, shard: str) -> None:
+        """Give `shard` back (its scores are stored, or it failed and another may retry it)."""
+        self.held.discard(shard)
+        with session_scope(self.url) as session:
+            session.execute(delete(MetricClaim).where(
+                MetricClaim.run_id == self.run_id, MetricClaim.shard == shard,
+                MetricClaim.owner == self.owner))
+
+    def renew(self) -> None:
+        """Push the expiry of every claim this scorer holds one lease ahead."""
+        if not self.held:
+            return
+        with session_scope(self.url) as session:
+            session.execute(update(MetricClaim)
+                            .where(MetricClaim.run_id == self.run_id,
+                                   MetricClaim.owner == self.owner)
+                            .values(expires_at=time.time() + self.lease))
+
+    def _renew_until_stopped(self) -> None:
+        while not self._stop.wait(self.lease / 3):
+            try:
+                self.renew()
+            except Exception:  # noqa: BLE001 - a database hiccup: the next round retries
+                pass
+
+    def close(self) -> None:
+        """Stop renewing and give back every claim (should the database be gone by now, they
+        expire after the lease instead)."""
+        self._stop.set()
+        self._renewer.join(timeout=self.lease)
+        self.held.clear()
+        try:
+            with session_scope(self.url) as session:
+                session.execute(delete(MetricClaim).where(MetricClaim.run_id == self.run_id,
+                                                          MetricClaim.owner == self.owner))
+        except Exception:  # noqa: BLE001 - never hide the error that ended the run
+            pass

@@ -1,0 +1,238 @@
+"""Output folders are written whole or not at all (`nlce.outputs.output_set`): `align --out`,
+`judges.report --out` and `db export` (JSONL, parquet) killed with SIGKILL mid-write, or stopped
+by a full disk, leave the previous folder exactly as it was and no half file; the next run
+cleans up what the killed one left. The disk is made full two ways: RLIMIT_FSIZE on the command
+(EFBIG, any user) and, where this test runs as root, a real 16 KiB tmpfs (ENOSPC)."""
+from __future__ import annotations
+
+import os
+import re
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from outputs_kit import ROOT, hostile_records, run_module, write_jsonl
+
+from nlce.outputs import OutputError, output_set
+
+PAUSE = Path(__file__).with_name("pause_child.py")
+
+
+@pytest.fixture(scope="module")
+def filled_db(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sets")
+    url = f"sqlite:///{folder / 'sets.db'}"
+    path = write_jsonl(folder / "records.jsonl", hostile_records())
+    result = run_module("db", "import", "--accounts", str(path), "--db", url)
+    assert result.returncode == 0, result.stderr
+    return url
+
+
+TO_CSV = "pandas.core.generic:NDFrame.to_csv"  # what DataFrame.to_csv runs
+# each command: its arguments (the output folder last), the function to pause after its n-th
+# call, and the arguments of a first run that writes a different, smaller set
+COMMANDS = {
+    "align": (["align", "--no-figures", "--bootstrap", "0", "--out"], TO_CSV, 2,
+              ["--slice", "all"]),
+    "judges.report": (["judges.report", "--bootstrap", "0", "--out"], TO_CSV, 3,
+                      ["--labels", "expert"]),
+    "export jsonl": (["db", "export", "--format", "jsonl", "--out"],
+                     "db.exporter:export_records", 40, None),
+    "export parquet": (["db", "export", "--format", "parquet", "--out"],
+                       "pyarrow.parquet:write_table", 3, None),
+}
+
+
+def _command(name: str, url: str, out: Path, first: bool = False) -> list[str]:
+    args, _, _, first_args = COMMANDS[name]
+    extra = (first_args or []) if first else []
+    return [*args, str(out), "--db", url, *extra]
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _leftovers(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_killed_mid_write_leaves_the_old_set_and_the_next_run_cleans_up(name, filled_db,
+                                                                         tmp_path):
+    out = tmp_path / "out"
+    first = run_module(*_command(name, filled_db, out, first=True))
+    assert first.returncode == 0, first.stderr
+    if name.startswith("export"):  # an old set that tells itself apart from the new one
+        (out / "old.parquet").write_text("an earlier export's table\n")
+    before = _snapshot(out)
+    ready = tmp_path / "ready"
+    _, target, count, _ = COMMANDS[name]
+    child = subprocess.Popen([sys.executable, str(PAUSE), str(ready), target, str(count),
+                              *_command(name, filled_db, out)],
+                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while not ready.exists():
+            assert child.poll() is None, child.stderr.read().decode()
+            assert time.monotonic() < deadline, "the command never reached the pause"
+            time.sleep(0.1)
+        child.send_signal(signal.SIGKILL)  # kill -9 mid-write: no handler, no cleanup
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert _snapshot(out) == before  # the old set, every byte, nothing added
+    left = _leftovers(out)  # the killed run's half-written set, beside the folder
+    assert len(left) == 1 and ".part-" in left[0]
+    assert any(p.is_file() for p in (out.parent / left[0]).rglob("*"))
+    again = run_module(*_command(name, filled_db, out))
+    assert again.returncode == 0, again.stderr
+    assert _leftovers(out) == []  # the killed run's part is gone
+    after = _snapshot(out)
+    assert after != before and after
+
+
+def test_an_old_versions_part_file_goes_with_the_next_export(filled_db, tmp_path):
+    """Before output sets, a killed export left `.export.jsonl.RANDOM.part` inside the folder."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".export.jsonl.k2x9.part").write_text('{"type": "dataset", "na')
+    result = run_module("db", "export", "--out", str(out), "--db", filled_db)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["export.jsonl"]
+
+
+def _limit_file_size(limit: int):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def _assert_full_disk_refused(result, out: Path, before: dict, reason: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"could not write {out}{os.sep}" in lines[0] and reason in lines[0], lines[0]
+    assert (_snapshot(out) if out.exists() else None) == before
+    assert _leftovers(out) == []
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_file_size_limit_is_one_line_naming_the_file(name, filled_db, tmp_path):
+    """RLIMIT_FSIZE (8 KiB) on the command: a write past it fails with EFBIG, like a quota.
+    (The database is held open here meanwhile, so SQLite's shared-memory file, 32 KiB, exists
+    already and the command only reads.)"""
+    out = tmp_path / "out"
+    assert run_module(*_command(name, filled_db, out, first=True)).returncode == 0
+    before = _snapshot(out)
+    holder = sqlite3.connect(filled_db.removeprefix("sqlite:///"))
+    try:
+        holder.execute("SELECT count(*) FROM generation").fetchall()
+        result = run_module(*_command(name, filled_db, out), preexec_fn=_limit_file_size(8192))
+    finally:
+        holder.close()
+    _assert_full_disk_refused(result, out, before, "file too large")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 16 KiB tmpfs (root only: mount)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root; the RLIMIT_FSIZE test covers the rest")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+@pytest.mark.parametrize("name", ["align", "export parquet"])
+def test_a_full_disk_is_one_line_naming_the_file(name, filled_db, small_disk):
+    out = small_disk / "out"
+    result = run_module(*_command(name, filled_db, out))
+    _assert_full_disk_refused(result, out, None, "no space left on the device")
+    assert list(small_disk.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------ the helper
+
+
+def test_a_set_replaces_the_old_one_whole(tmp_path):
+    out = tmp_path / "set"
+    with output_set(out) as folder:
+        (folder / "a.csv").write_text("1")
+        (folder / "b.csv").write_text("2")
+    with output_set(out) as folder:
+        (folder / "a.csv").write_text("3")
+    assert _snapshot(out) == {"a.csv": b"3"}  # b.csv of the old set is gone with it
+
+
+def test_an_error_inside_leaves_the_old_set(tmp_path):
+    out = tmp_path / "set"
+    with output_set(out) as folder:
+        (folder / "a.csv").write_text("old")
+    with pytest.raises(KeyError), output_set(out) as folder:
+        (folder / "a.csv").write_text("new")
+        raise KeyError("a bug halfway")
+    assert _snapshot(out) == {"a.csv": b"old"} and _leftovers(out) == []
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda out: out.write_text("a file"), "is a file, not a folder"),
+    (lambda out: (out.mkdir(), (out / "thesis.tex").write_text("mine")),
+     "holds files this command does not write (thesis.tex)"),
+])
+def test_a_folder_it_may_not_replace_is_refused_untouched(tmp_path, setup, message):
+    out = tmp_path / "set"
+    setup(out)
+    before = out.read_bytes() if out.is_file() else _snapshot(out)
+    with pytest.raises(OutputError, match=re.escape(message)), output_set(out, ("*.csv",)):
+        pytest.fail("never entered")
+    assert (out.read_bytes() if out.is_file() else _snapshot(out)) == before
+
+
+def test_the_working_folder_is_never_replaced(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputError, match="working folder"), output_set("."):
+        pytest.fail("never entered")
+
+
+def test_a_previous_set_moved_aside_by_a_killed_run_is_put_back(tmp_path):
+    """Killed between its two renames: the folder is missing and the old set waits beside it."""
+    out = tmp_path / "set"
+    aside = tmp_path / ".set.old-999999999-dead" / "set"
+    aside.mkdir(parents=True)
+    (aside / "a.csv").write_text("old")
+    with pytest.raises(RuntimeError), output_set(out):
+        assert _snapshot(out) == {"a.csv": b"old"}  # back in place before anything is written
+        raise RuntimeError
+    assert _snapshot(out) == {"a.csv": b"old"} and _leftovers(out) == []
+
+
+def test_private_sets_are_readable_by_their_owner_only(tmp_path):
+    with output_set(tmp_path / "set", private=True) as folder:
+        (folder / "export.jsonl").write_text("{}\n")
+    assert oct((tmp_path / "set").stat().st_mode & 0o777) == "0o700"
+    assert oct((tmp_path / "set" / "export.jsonl").stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("name", ["align", "judges.report", "export jsonl"])
+def test_out_at_a_file_is_one_line_before_any_work(name, filled_db, tmp_path):
+    out = tmp_path / "notes.txt"
+    out.write_text("mine\n")
+    result = run_module(*_command(name, filled_db, out))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{out} is a file, not a folder" in lines[0], result.stderr
+    assert out.read_text() == "mine\n" and _leftovers(out) == []
