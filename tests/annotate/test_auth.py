@@ -91,8 +91,10 @@ def test_sign_in_re_hashes_an_old_hash_at_todays_cost(app_db, production_cost):
 
 def test_an_import_refuses_hashes_weaker_than_the_minimum(tmp_path, db_url, production_cost,
                                                           capsys):
-    from db.__main__ import main
+    from db.__main__ import main as db_main
+    from testing.cli import as_command
 
+    main = as_command(db_main, "python -m db")
     path = tmp_path / "accounts.jsonl"
     weak = hash_password("correct horse", cost=OLD_COST)
     path.write_text(json.dumps({"type": "annotator", "username": "olga", "languages": ["el"],
