@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 
 from db import DATABASE_URL_ENV, add_database_argument, resolve_url
 from db.engine import SQLITE_BUSY_TIMEOUT_ENV
+from db.passwords import FAST_HASHES_ENV, fast_hashes
 from nlce.cli import EXIT_OK, UserError, run_main
 
 APP = Path(__file__).with_name("app.py")
@@ -115,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     # A save blocked by a SQLite writer (a `db import`) gives up after 5 s instead of 30; the
     # page keeps the label and retries (annotate/outage.py).
     env.setdefault(SQLITE_BUSY_TIMEOUT_ENV, "5")
+    if args.behind_tls_proxy:
+        env["NLCE_BEHIND_PROXY"] = "1"  # annotate.ui.client_id: clients as the proxy names them
     shown = make_url(url).render_as_string(hide_password=True)  # never print a DB password
     scheme = "https" if args.tls_cert else "http"
     print(f"labelling app on {scheme}://{args.address}:{args.port} (database {shown})",
@@ -123,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
                                  behind_proxy=args.behind_tls_proxy)
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    if fast_hashes():
+        print(f"warning: ${FAST_HASHES_ENV} is set: new passwords get a test-only scrypt cost "
+              f"that is cheap to crack; unset it on any real server", file=sys.stderr, flush=True)
     # Become the Streamlit server (same process id): TERM, Ctrl-C and a service manager reach
     # it directly, and no child is left holding the port when this command is stopped.
     command = streamlit_command(args.port, args.address, args.tls_cert, args.tls_key)

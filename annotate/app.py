@@ -48,8 +48,11 @@ def sign_in_page() -> None:
         submitted = st.form_submit_button(t("signin.submit"), type="primary")
     if submitted:
         try:
-            with ui.db() as session:
-                user = service.authenticate(session, username, password)
+            with ui.db() as session:  # a re-hash at today's cost is committed with the sign-in
+                user = service.authenticate(session, username, password,
+                                            client=ui.client_id())
+        except service.TooManyAttempts as failure:
+            st.error(t("signin.too_many", seconds=failure.retry_after))
         except service.AuthError as failure:
             st.error(t("signin.failed", max_failures=service.MAX_FAILURES,
                        minutes=int(service.LOCKOUT.total_seconds() // 60))

@@ -4,6 +4,7 @@ message, user text shown as typed, and the page CSS."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from contextlib import contextmanager
@@ -224,6 +225,29 @@ def _recheck(user: service.AnnotatorInfo) -> service.AnnotatorInfo | None:
     st.session_state[USER_KEY] = fresh
     st.session_state[CHECKED_KEY] = now
     return fresh
+
+
+BEHIND_PROXY_ENV = "NLCE_BEHIND_PROXY"  # set by `python -m annotate --behind-tls-proxy`
+
+
+def client_id() -> str | None:
+    """Where this browser connects from, for the sign-in rate limit and lockout: the remote
+    address (behind a proxy on this machine, the address its X-Forwarded-For header names: the
+    server takes that header from loopback peers only). Behind a proxy that forwards no address,
+    each browser tab counts alone rather than all as one. None for a browser on this machine
+    without a proxy (and for AppTest): one lockout per name, no rate limit."""
+    try:
+        address = st.context.ip_address
+    except Exception:  # no browser context (AppTest)
+        address = None
+    if address:
+        return f"ip:{address}"
+    if os.environ.get(BEHIND_PROXY_ENV):
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        context = get_script_run_ctx()
+        return f"session:{context.session_id}" if context else None
+    return None
 
 
 def _cookie() -> str | None:

@@ -3,6 +3,7 @@
     python bench/corpus_recall.py sample  REPO_DIR --lang zh --labels bench/corpus_labels/zh.json
     python bench/corpus_recall.py review  REPO_DIR --lang zh --labels bench/corpus_labels/zh.json
     python bench/corpus_recall.py measure REPO_DIR --lang zh --labels bench/corpus_labels/zh.json
+    python bench/corpus_recall.py survey  ROOT --lang zh [--labels bench/corpus_labels/legacy-zh.json]
 
 The labels file (written by hand after reading the files) holds the repository and commit, the
 hand-checked sample of files (`files`: path -> true when the file has at least one comment in
@@ -16,6 +17,12 @@ checked correct) and every miss with the reason the selection gives. The selecti
 whole repository (de-duplication sees every file), with the default settings of
 `python -m corpus.extract`, nothing written. Run it with PYTHONPATH at another checkout to
 measure that code ("before").
+
+`survey` runs the selection on each repository folder under ROOT (one `corpus.extract` per
+repository) and prints, per repository and in total: files read, the encodings they were read
+in, files skipped, files dropped as generated, files that give a target, targets; with
+`--labels` (`targets`: "repo/path:line" -> whether it is a correct target) also how many targets
+were checked correct or wrong, and every wrong or unchecked target (`--list` prints them all).
 """
 from __future__ import annotations
 
@@ -135,17 +142,62 @@ def measure(root: Path, lang: str, labels: dict) -> dict:
     return result
 
 
+def survey(root: Path, lang: str, labels: dict | None, show_all: bool = False) -> dict:
+    from collections import Counter
+
+    checked = (labels or {}).get("targets", {})
+    total: Counter = Counter()
+    encodings: Counter = Counter()
+    rows = []
+    for repo in sorted(p for p in root.iterdir() if p.is_dir()):
+        targets, decisions, problems = _select(repo, lang)
+        read = Counter(d.get("encoding") for d in _encodings(repo, lang))
+        encodings.update(read)
+        row = Counter(files=sum(read.values()), skipped=len(problems),
+                      generated=sum(1 for ds in decisions.values() for d in ds
+                                    if d["reason"] == "generated_file"),
+                      with_target=len(targets), targets=sum(map(len, targets.values())))
+        for path, comments in sorted(targets.items()):
+            for t in comments:
+                key = f"{repo.name}/{path}:{t.line}"
+                verdict = checked.get(key)
+                row["correct" if verdict else "wrong" if verdict is False else "unchecked"] += 1
+                if show_all or verdict is not True:
+                    mark = {True: "ok", False: "WRONG", None: "?"}[verdict]
+                    print(f"{mark}\t{key}\t{' '.join(t.text.split())[:100]}", file=sys.stderr)
+        total.update(row)
+        rows.append({"repo": repo.name, **row, "encodings": dict(read)})
+    return {"language": lang, "repos": rows, "total": dict(total),
+            "encodings": dict(encodings.most_common())}
+
+
+def _encodings(repo: Path, lang: str) -> list[dict]:
+    """Each readable file's encoding, as `corpus.extract` reads it."""
+    from corpus.extract import discover, load_sources
+
+    sources, _ = load_sources(discover([repo]), None, "", lang)
+    return [{"file": s.key, "encoding": s.encoding} for s in sources]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("command", choices=["sample", "review", "measure"])
+    p.add_argument("command", choices=["sample", "review", "measure", "survey"])
     p.add_argument("root", type=Path, help="the repository's files (git archive | tar -x)")
     p.add_argument("--lang", required=True)
-    p.add_argument("--labels", type=Path, required=True)
+    p.add_argument("--labels", type=Path, help="required but for survey")
+    p.add_argument("--list", action="store_true", help="survey: print every target")
     p.add_argument("--n", type=int, default=40, help="sample: how many files")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repo", default="", help="sample: owner/name for the labels file")
     p.add_argument("--commit", default="")
     args = p.parse_args(argv)
+    if args.command == "survey":
+        labels = json.loads(args.labels.read_text(encoding="utf-8")) if args.labels else None
+        print(json.dumps(survey(args.root, args.lang, labels, args.list), ensure_ascii=False,
+                         indent=1))
+        return 0
+    if args.labels is None:
+        p.error("--labels is required")
     if args.command == "sample":
         sample(args.root, args.lang, args.labels, args.n, args.seed, args.repo, args.commit)
         return 0

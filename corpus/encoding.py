@@ -4,12 +4,16 @@
 1. a byte-order mark decides (UTF-8, UTF-16 LE/BE, UTF-32); the mark is not part of the text;
 2. valid UTF-8 is UTF-8 (nearly every file);
 3. NUL bytes at every other position are UTF-16 without a mark; other NUL bytes mean binary;
-4. otherwise charset-normalizer chooses among the encodings that old source code is written in,
-   those of the expected natural language first (zh: GB18030 (a superset of GBK and GB2312),
-   Big5; el: Windows-1253, ISO 8859-7; pl: Windows-1250, ISO 8859-2; nl and most others:
-   Windows-1252, a superset of Latin-1 for text): the least chaotic decoding wins, and a near
-   tie goes to the language's own encodings. Short single-byte texts are ambiguous between code
-   pages (`café` in Latin-1 also decodes as Mac Latin-2); the language hint settles it.
+4. the expected natural language's own legacy encodings, in order (zh: GB18030, a superset of
+   GBK and GB2312, then Big5; el: Windows-1253, ISO 8859-7; pl: Windows-1250, ISO 8859-2; ...):
+   the first that decodes the file strictly and whose non-ASCII letters read as that language
+   (`plausible`: for GB18030, mostly characters from GB2312's rows or beyond GBK, which a Big5
+   or Latin-1 file read as GB18030 is not; for Greek and Cyrillic, letters never glued to Latin ones, as
+   "cafι" is; for Polish, Czech and Turkish, letters of their alphabets) is taken. A GBK file
+   with a few Chinese words in an English file is no longer read as Windows-1252 or -1251;
+5. otherwise charset-normalizer chooses among the encodings that old source code is written in,
+   those of the expected language first: the least chaotic decoding wins, and a near tie goes
+   to the language's own encodings.
 
 Spans are offsets into the decoded text, which is what the database stores, so they stay exact;
 `text.encode(encoding)` gives the file's bytes back (less a BOM).
@@ -17,6 +21,7 @@ Spans are offsets into the decoded text, which is what the database stores, so t
 from __future__ import annotations
 
 import codecs
+import unicodedata
 
 from nlce.cli import InputError
 
@@ -71,8 +76,74 @@ def _strict(raw: bytes, encoding: str) -> str:
                               ) from None
 
 
+_PLAUSIBLE_SHARE = 0.8  # of a decoding's non-ASCII letters that must read as the language
+_ALPHABETS = {"pl": "ąćęłńóśźż", "cs": "áčďéěíňóřšťúůýž", "tr": "çğıöşüâîû"}
+_SCRIPTS = {"el": "GREEK", "ru": "CYRILLIC", "uk": "CYRILLIC"}
+
+
+def _gb_common(ch: str) -> bool:
+    """A character GB18030 writes in its EUC rows (both bytes >= 0xA1: GB2312's characters and
+    symbols) or in four bytes (beyond GBK). Text in another encoding read as GB18030 lands in
+    GBK's extension rows instead (a trail byte under 0xA1: "é" + an ASCII letter, Big5 pairs)."""
+    data = ch.encode("gb18030")
+    return len(data) == 4 or (len(data) == 2 and data[0] >= 0xA1 and data[1] >= 0xA1)
+
+
+def plausible(text: str, encoding: str, language: str) -> bool:
+    """Do the non-ASCII letters of `text` (decoded with `encoding`, one of `language`'s legacy
+    encodings) read as `language`? At least `_PLAUSIBLE_SHARE` of them must. A decoding with C1
+    control characters (U+0080-U+009F) never does; in alphabetic scripts a symbol inside a word
+    ("zaż±d": ISO 8859-2 "ą" read as Windows-1250) counts against it."""
+    if any("\x80" <= ch <= "\x9f" for ch in text):
+        return False
+    cjk = language in ("zh", "ja", "ko")
+    if not cjk and language not in _SCRIPTS and language not in _ALPHABETS:
+        return False  # no way to tell: leave it to the detector
+    good = total = 0
+    for token in text.split():
+        glued = any(ch.isascii() and ch.isalpha() for ch in token)
+        for i, ch in enumerate(token):
+            if ch.isascii():
+                continue
+            if not ch.isalpha():
+                inside = 0 < i < len(token) - 1 and token[i - 1].isalpha() \
+                    and token[i + 1].isalpha()
+                total += inside and not cjk  # a symbol inside a word: a wrong code page
+                continue
+            total += 1
+            if encoding == "gb18030":
+                good += _gb_common(ch)
+            elif cjk:  # and in a run of two or more: a Latin-1 "å" read as Big5 stands alone
+                run = (i and not token[i - 1].isascii()) or (
+                    i + 1 < len(token) and not token[i + 1].isascii())
+                good += bool(run) and unicodedata.name(ch, "").startswith(
+                    ("CJK", "HIRAGANA", "KATAKANA", "HANGUL"))
+            elif language in _SCRIPTS:
+                good += not glued and unicodedata.name(ch, "").startswith(_SCRIPTS[language])
+            else:
+                good += ch.lower() in _ALPHABETS[language]
+    return total > 0 and good >= _PLAUSIBLE_SHARE * total
+
+
+def _language_codec(raw: bytes, expected_language: str | None) -> tuple[str, str] | None:
+    """(text, encoding) with the first of the expected language's legacy encodings that decodes
+    `raw` strictly into text that reads as that language; None when none does."""
+    for name in LANGUAGE_ENCODINGS.get(expected_language or "", ()):
+        try:
+            text = raw.decode(name)
+        except UnicodeDecodeError:
+            continue
+        if plausible(text, name, expected_language):
+            return text, name
+    return None
+
+
 def _detect_legacy(raw: bytes, expected_language: str | None) -> tuple[str, str]:
     from charset_normalizer import from_bytes
+
+    preferred_decoding = _language_codec(raw, expected_language)
+    if preferred_decoding is not None:
+        return preferred_decoding
 
     preferred = LANGUAGE_ENCODINGS.get(expected_language or "", ("cp1252",))
     candidates = list(dict.fromkeys(preferred + GENERIC_ENCODINGS))

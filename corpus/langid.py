@@ -132,16 +132,19 @@ def word_count(text: str) -> int:
 
 
 # Script evidence: characters that only one candidate language writes. When they make up at least
-# SCRIPT_SHARE of a comment's words (each Han/kana/Hangul character is a word), the script decides
-# and the detector is not asked: short CJK headers such as "sql操作工具类" are otherwise
-# confidently "Italian" or "Turkish", and a Greek comment with English terms "English".
+# SCRIPT_SHARE of a comment's words (`word_count`: words of two letters or more, each
+# Han/kana/Hangul character one word), the script decides and the detector is not asked: short CJK
+# headers such as "sql操作工具类" are otherwise confidently "Italian" or "Turkish", and a Greek
+# comment with English terms "English". One Greek word among three is a third: Greek. A lone Greek
+# letter (α, π, Σ) is a symbol, not a word; CJK needs two characters at least.
 _SCRIPT_CHARS = {
     "ja": re.compile(r"[\u3040-\u30ff]"),  # kana (Japanese also writes Han)
     "ko": re.compile(r"[\uac00-\ud7af]"),  # Hangul
     "zh": re.compile(r"[\u3400-\u9fff\uf900-\ufaff]"),  # Han
-    "el": re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]+"),  # Greek words
+    "el": re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]{2,}"),  # Greek words
 }
 SCRIPT_SHARE = 1 / 3
+_SCRIPT_MINIMUM = {"ko": 2, "zh": 2, "el": 1}
 
 
 def script_language(cleaned: str) -> str | None:
@@ -156,7 +159,7 @@ def script_language(cleaned: str) -> str | None:
         return "ja"
     for language in ("ko", "zh", "el"):
         hits = len(_SCRIPT_CHARS[language].findall(cleaned))
-        if hits >= max(2, SCRIPT_SHARE * words):
+        if hits >= max(_SCRIPT_MINIMUM[language], SCRIPT_SHARE * words):
             return language
     return None
 

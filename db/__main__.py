@@ -41,21 +41,27 @@ def _cmd_import(args) -> int:
         import_parquet_export,
         import_release,
     )
-    from db.importer.records import ACCOUNTS_CREATE, ACCOUNTS_NONE, ACCOUNTS_TRUSTED
+    from db.importer.accounts import ACCOUNTS_CREATE, ACCOUNTS_NONE, ACCOUNTS_TRUSTED
 
     url = resolve_url(args.db)
     problems = Problems(collect=args.check)
     accounts = (ACCOUNTS_TRUSTED if args.trust_accounts else
                 ACCOUNTS_CREATE if args.accounts else ACCOUNTS_NONE)
     limits = TextLimits.from_env(args.max_text_chars, args.max_document_chars)
+    if args.account_privileges and accounts == ACCOUNTS_NONE:
+        raise UserError("--account-privileges goes with --accounts or --trust-accounts")
     if accounts == ACCOUNTS_TRUSTED:
-        print("warning: --trust-accounts: accounts, roles and password hashes of new accounts "
-              "are taken from the file; use it only with a file you exported yourself",
+        print("warning: --trust-accounts: accounts and password hashes of new accounts are "
+              "taken from the file; use it only with a file you exported yourself",
               file=sys.stderr)
+    if args.account_privileges:
+        print("warning: --account-privileges: the file may create lead accounts and re-activate "
+              "or deactivate accounts", file=sys.stderr)
     if not args.check:
         _warn_if_annotators_active(url)
     with session_scope(url) as session:
-        writer = RecordWriter(session, problems, accounts=accounts, limits=limits)
+        writer = RecordWriter(session, problems, accounts=accounts,
+                              privileges=args.account_privileges, limits=limits)
         if args.format == "jsonl":
             import_jsonl(session, args.paths, writer=writer)
         elif args.format == "parquet":
@@ -181,12 +187,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="model",
                    help="pairs: model name of rows without a model column (default model)")
     p.add_argument("--accounts", action="store_true",
-                   help="jsonl, parquet: create the accounts of 'annotator' records and update "
-                        "their languages, names and active flag (default: annotator records "
-                        "only refer to existing accounts). No import changes a role")
+                   help="jsonl, parquet: create the annotator and expert accounts of "
+                        "'annotator' records and update their languages and names (default: "
+                        "annotator records only refer to existing accounts). No import changes "
+                        "a role")
     p.add_argument("--trust-accounts", action="store_true",
-                   help="--accounts, and take the password hashes of new accounts: for moving "
-                        "a database with a file from `export --include-password-hashes`")
+                   help="--accounts, and take the password hashes of new accounts (scrypt at "
+                        "N=2^17, r=8, p=1 or stronger): for moving a database with a file from "
+                        "`export --include-password-hashes`")
+    p.add_argument("--account-privileges", action="store_true",
+                   help="with --accounts or --trust-accounts: also create lead accounts and "
+                        "apply the records' active flag to existing accounts (re-activate or "
+                        "deactivate); without it an import that would do either is refused")
     p.add_argument("--max-text-chars", type=int, default=None, metavar="N",
                    help="longest comment, note or name accepted (default "
                         "$NLCE_IMPORT_MAX_TEXT or 10000)")

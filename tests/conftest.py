@@ -11,6 +11,10 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a model hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Tests create hundreds of accounts: passwords are hashed at a test-only scrypt cost (N=2^10)
+# instead of OWASP's (N=2^17, 128 MiB, ~0.5 s each). tests/annotate/test_auth.py checks the real
+# cost, with this unset, on the paths that use it (hash, verify, re-hash at sign-in, import).
+os.environ.setdefault("NLCE_INSECURE_FAST_PASSWORD_HASHES", "1")
 
 
 @pytest.fixture(scope="session")

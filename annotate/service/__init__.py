@@ -5,7 +5,8 @@ Streamlit pages are a thin shell around this package; every name is importable f
 - `accounts`: accounts, the password policy, the interface language, and `require_role`: every
   lead action takes the acting account (`acting=`: an account id, or `OPERATOR` for commands
   run with direct database access) and refuses anyone else with NotAllowedError;
-- `signin`: password sign-in with a lockout, OIDC, server-side sessions;
+- `signin`: password sign-in with a per-client rate limit and lockout, OIDC, server-side
+  sessions;
 - `queue`: an annotator's queue, progress and moving between items;
 - `labelling`: one item as its annotator sees it (blind: only the caller's own label) and
   saving labels through `db.annotations` (history, optimistic concurrency), skip and flag;
@@ -103,8 +104,12 @@ from annotate.service.review import (
 from annotate.service.signin import (
                                        LOCKOUT,
                                        MAX_FAILURES,
+                                       RATE_BURST,
+                                       RATE_INTERVAL,
                                        SESSION_LIFETIME,
                                        SIGN_IN_FAILED,
+                                       SignInGate,
+                                       TooManyAttempts,
                                        annotator_for_email,
                                        authenticate,
                                        end_session,
@@ -118,7 +123,8 @@ __all__ = [
     "LEAD_ROLES", "MIN_PASSWORD_LENGTH", "OPERATOR", "POLICY", "ROLES", "AnnotatorInfo", "Operator",
     "all_annotators", "check_password", "create_annotator", "get_annotator", "list_annotators",
     "require_role", "revoke_sessions", "set_interface_language", "update_annotator",
-    "LOCKOUT", "MAX_FAILURES", "SESSION_LIFETIME", "SIGN_IN_FAILED", "annotator_for_email",
+    "LOCKOUT", "MAX_FAILURES", "RATE_BURST", "RATE_INTERVAL", "SESSION_LIFETIME",
+    "SIGN_IN_FAILED", "SignInGate", "TooManyAttempts", "annotator_for_email",
     "authenticate", "end_session", "session_account", "start_session",
     "Assigned", "ItemRef", "Shortfall", "assign", "assign_items", "models_to_assign",
     "plan_assignments", "team_progress", "unassign_open",

@@ -8,9 +8,9 @@ from typing import Iterable
 from sqlalchemy import func, select, update
 from sqlmodel import Session
 
-from annotate.auth import hash_password
 from annotate.service.errors import AnnotateError, AuthError, NotAllowedError
 from db import models as m
+from db.passwords import hash_password
 from taxonomy import LANGUAGES
 
 ROLES = m.ANNOTATOR_ROLES
@@ -80,7 +80,8 @@ def require_role(session: Session, acting: int | Operator, action: str
     action, roles = POLICY[action]
     if isinstance(acting, Operator):
         return None
-    row = session.get(m.Annotator, acting) if isinstance(acting, int) else None
+    row = session.get(m.Annotator, account_id(acting, f"Not allowed to {action}: the acting "
+                                                      f"account (or OPERATOR)"))
     if row is None:
         raise NotAllowedError(f"Not allowed to {action}: the acting account #{acting} does not "
                               f"exist.")
@@ -92,6 +93,15 @@ def require_role(session: Session, acting: int | Operator, action: str
                               f"{row.username!r} is {'an' if row.role[0] in 'aeiou' else 'a'} "
                               f"{row.role}.")
     return _info(row)
+
+
+def account_id(value: object, what: str = "an account") -> int:
+    """`value` if it is an account id: an int, and not a bool (`True` is 1 to Python, and would
+    act as account #1); NotAllowedError naming `what` otherwise."""
+    if type(value) is not int:
+        raise NotAllowedError(f"{what} must be an account id (a whole number), not "
+                              f"{value!r:.40}")
+    return value
 
 
 def check_password(password: str) -> str:
@@ -106,6 +116,7 @@ def check_password(password: str) -> str:
 def revoke_sessions(session: Session, annotator_id: int) -> int:
     """End every signed-in session of an account (deactivation, a new password). Returns how
     many were still open."""
+    account_id(annotator_id)
     result = session.exec(update(m.AnnotatorSession)
                           .where(m.AnnotatorSession.annotator_id == annotator_id,
                                  m.AnnotatorSession.revoked_at.is_(None))
@@ -154,7 +165,7 @@ def create_annotator(session: Session, *, acting: int | Operator, username: str,
 
 def get_annotator(session: Session, annotator_id: int, *, active_only: bool = False
                   ) -> AnnotatorInfo:
-    row = session.get(m.Annotator, annotator_id)
+    row = session.get(m.Annotator, account_id(annotator_id))
     if row is None:
         raise AuthError(f"account #{annotator_id} no longer exists")
     if active_only and not row.active:
@@ -169,7 +180,7 @@ def update_annotator(session: Session, annotator_id: int, *, acting: int | Opera
     action). Labels are never touched; items in a dropped language just leave the queue. A new
     password or a deactivation ends the account's signed-in sessions."""
     require_role(session, acting, "change_account")
-    row = session.get(m.Annotator, annotator_id)
+    row = session.get(m.Annotator, account_id(annotator_id))
     if row is None:
         raise AuthError(f"account #{annotator_id} no longer exists")
     if password:
@@ -217,7 +228,7 @@ def all_annotators(session: Session) -> list[AnnotatorInfo]:
 def set_interface_language(session: Session, annotator_id: int, lang: str) -> None:
     if lang not in LANGUAGES:
         raise AnnotateError(f"unknown interface language {lang!r}")
-    row = session.get(m.Annotator, annotator_id)
+    row = session.get(m.Annotator, account_id(annotator_id))
     if row is None:
         raise AuthError(f"account #{annotator_id} no longer exists")
     row.interface_language = lang

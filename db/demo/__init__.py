@@ -21,11 +21,11 @@ def load_demo(url: str | None = None) -> dict[str, int]:
     """Import the demo dataset (one transaction, idempotent); returns row counts per table."""
     from db.engine import session_scope, table_counts
     from db.importer import RecordWriter, import_jsonl
-    from db.importer.records import ACCOUNTS_TRUSTED
+    from db.importer.accounts import ACCOUNTS_TRUSTED
 
     with session_scope(url) as session:  # the shipped demo file brings its demo accounts
-        import_jsonl(session, [DEMO_JSONL],
-                     writer=RecordWriter(session, accounts=ACCOUNTS_TRUSTED))
+        import_jsonl(session, [DEMO_JSONL],  # and its lead
+                     writer=RecordWriter(session, accounts=ACCOUNTS_TRUSTED, privileges=True))
     return table_counts(url)
 
 

@@ -18,7 +18,6 @@ Demo accounts anna, bas and lead have the password "demo" (scrypt-hashed; DEMO O
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from dataclasses import dataclass
@@ -362,14 +361,12 @@ ANNOTATORS = [  # username, role, languages, password
 
 
 def demo_password_hash(password: str, username: str) -> str:
-    """scrypt, in the app's `scrypt$n$r$p$salt$hash` layout. The salt is derived from the
-    username only so that the demo file is reproducible: DEMO ONLY, never do this for real."""
-    n, r, p = 2 ** 14, 8, 1
+    """scrypt at OWASP's cost (`db.passwords`). The salt is derived from the username only so
+    that the demo file is reproducible: DEMO ONLY, never do this for real."""
+    from db.passwords import OWASP_COST, hash_password
+
     salt = hashlib.sha256(f"nlce-demo-salt:{username}".encode()).digest()[:16]
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=32,
-                            maxmem=128 * r * n * 2 + 1024 * 1024)
-    b64 = lambda data: base64.b64encode(data).decode("ascii")  # noqa: E731
-    return f"scrypt${n}${r}${p}${b64(salt)}${b64(digest)}"
+    return hash_password(password, salt=salt, cost=OWASP_COST)
 
 
 def primer(comment: str, language: str) -> str:

@@ -9,8 +9,9 @@ from tqdm import tqdm
 
 from db.annotations import AnnotationError
 from db.formats import FormatError, check_record
+from db.importer.accounts import ACCOUNTS_NONE
 from db.importer.errors import ImportStats, Problems, Reject
-from db.importer.records import ACCOUNTS_NONE, RecordWriter
+from db.importer.records import RecordWriter
 from db.importer.sources import Located, Unreadable, read_jsonl, read_parquet_export
 
 
@@ -46,10 +47,11 @@ def write_all(writer: RecordWriter, source: str, items: Iterable[Located],
 
 def import_jsonl(session: Session, paths: Iterable[str | Path],
                  writer: RecordWriter | None = None, problems: Problems | None = None,
-                 accounts: str = ACCOUNTS_NONE) -> ImportStats:
+                 accounts: str = ACCOUNTS_NONE, privileges: bool = False) -> ImportStats:
     """Import project JSONL files (see db/FORMAT.md) into the session's transaction.
-    `accounts`: what annotator records may do (`db.importer.records.ACCOUNT_POLICIES`)."""
-    writer = writer or RecordWriter(session, problems, accounts=accounts)
+    `accounts`: what annotator records may do (`db.importer.records.ACCOUNT_POLICIES`);
+    `privileges`: also create leads and change who is active (`--account-privileges`)."""
+    writer = writer or RecordWriter(session, problems, accounts=accounts, privileges=privileges)
     for path in map(Path, paths):
         write_all(writer, str(path), read_jsonl(path))
     return writer.stats
@@ -57,9 +59,11 @@ def import_jsonl(session: Session, paths: Iterable[str | Path],
 
 def import_parquet_export(session: Session, folder: str | Path,
                           writer: RecordWriter | None = None, problems: Problems | None = None,
-                          accounts: str = ACCOUNTS_NONE) -> ImportStats:
-    """Import a folder written by `export --format parquet`."""
-    writer = writer or RecordWriter(session, problems, accounts=accounts)
+                          accounts: str = ACCOUNTS_NONE, privileges: bool = False
+                          ) -> ImportStats:
+    """Import a folder written by `export --format parquet` (`accounts`, `privileges`: as for
+    `import_jsonl`)."""
+    writer = writer or RecordWriter(session, problems, accounts=accounts, privileges=privileges)
     for source, located in read_parquet_export(Path(folder)):
         write_all(writer, source, [located])
     return writer.stats

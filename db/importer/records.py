@@ -2,10 +2,11 @@
 (dataset name; file = dataset + repo + path; target = file + span; generation = target + model;
 annotator = username; runs = signature), so importing the same data twice changes nothing.
 Labels go through `db.annotations.save_annotation`, one save per label with its history.
+What an `annotator` record may do to accounts: `db.importer.accounts`.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, null, select, update
@@ -23,44 +24,36 @@ from db.annotations import (
 )
 from db.formats import FormatError, check_language, locate_comment, sha256_text
 from db.formats.text import TextLimits
+from db.importer.accounts import (
+    ACCOUNT_POLICIES,
+    ACCOUNTS_CREATE,
+    ACCOUNTS_NONE,
+    AccountWriter,
+    record_time,
+)
 from db.importer.errors import ImportStats, Problems, Reject
 from db.importer.results import ResultWriters
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
-from taxonomy.languages import LanguageCodeError, check_app_languages
 
 
 def _differs(row, values: dict) -> bool:
     return any(getattr(row, k) != v for k, v in values.items())
 
 
-# What an import may do to accounts (`annotator` records): `ACCOUNTS_NONE` only refers to
-# existing ones; `ACCOUNTS_CREATE` (`db import --accounts`) creates new ones and updates their
-# languages, names and active flag; `ACCOUNTS_TRUSTED` (`--trust-accounts`) also takes password
-# hashes. No import changes the role of an existing account: that is done on the Team page.
-ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED = "none", "create", "trusted"
-ACCOUNT_POLICIES = (ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED)
 
 
-def _time(value, field_name: str) -> datetime | None:
-    """An exported ISO 8601 time (UTC when it names no zone), or None."""
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        raise Reject(f"expected an ISO 8601 time, got {value!r:.60}", field_name) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
-
-class RecordWriter(ResultWriters):
+class RecordWriter(ResultWriters, AccountWriter):
     """Writes validated project records into one session, resolving natural keys."""
 
     def __init__(self, session: Session, problems: Problems | None = None, *,
-                 accounts: str = ACCOUNTS_NONE, limits: TextLimits | None = None):
+                 accounts: str = ACCOUNTS_NONE, privileges: bool = False,
+                 limits: TextLimits | None = None):
         if accounts not in ACCOUNT_POLICIES:
             raise ValueError(f"accounts must be one of {ACCOUNT_POLICIES}, got {accounts!r}")
         self.session = session
         self.accounts = accounts
+        self.privileges = privileges
         self.limits = limits or TextLimits.from_env()
         self.stats = ImportStats()
         self.problems = problems if problems is not None else Problems()
@@ -282,53 +275,13 @@ class RecordWriter(ResultWriters):
         self._generations[(target_id, rec["model"])] = row.id
         return outcome
 
-    def _write_annotator(self, rec, policy: str | None = None):
-        policy = policy or self.accounts
-        username = rec["username"]
-        role = rec.get("role", "annotator")
-        if role not in m.ANNOTATOR_ROLES:
-            raise Reject(f"unknown role {role!r}; expected one of {', '.join(m.ANNOTATOR_ROLES)}",
-                          "role")
-        existing = self.session.execute(select(m.Annotator).where(
-            m.Annotator.username == username)).scalars().first()
-        if rec.get("password_hash") and policy != ACCOUNTS_TRUSTED:
-            raise Reject("password hashes are imported only with --trust-accounts (a trusted "
-                         "migration)", "password_hash")
-        if existing is None and policy == ACCOUNTS_NONE:
-            raise Reject(f"account {username!r} does not exist; an import creates accounts only "
-                         f"with --accounts", "username")
-        if existing is not None and "role" in rec and existing.role != role:
-            raise Reject(f"account {username!r} has role {existing.role!r}; an import never "
-                         f"changes a role (a lead changes it on the Team page)", "role")
-        if existing is not None and policy == ACCOUNTS_NONE:
-            self._annotators[username] = existing.id  # referred to, left as it is
-            return "unchanged"
-        values = {} if existing is not None else {"role": role}
-        for name in ("languages", "display_name", "interface_language", "active"):
-            if name in rec:
-                values[name] = rec[name]
-        if "languages" in values:
-            try:
-                values["languages"] = check_app_languages(values["languages"])
-            except LanguageCodeError as error:
-                raise Reject(str(error), "languages") from None
-        if rec.get("password_hash") and (existing is None or not existing.password_hash):
-            values["password_hash"] = rec["password_hash"]  # never replaces a set password
-        if existing is None and "display_name" not in values:
-            values["display_name"] = username
-        if existing is None and rec.get("created_at") is not None:
-            values["created_at"] = _time(rec["created_at"], "created_at")
-        row, outcome = self._upsert(m.Annotator, {"username": username}, values)
-        self._annotators[username] = row.id
-        return outcome
-
     def _write_assignment(self, rec):
         key = {"generation_id": self.generation_id(rec),
                "annotator_id": self.annotator_id(rec["annotator"], "annotator")}
         values = {"position": rec["position"]} if "position" in rec else {}
         row, outcome = self._upsert(m.Assignment, key, values)
         if outcome == "created" and rec.get("created_at") is not None:
-            row.created_at = _time(rec["created_at"], "created_at")
+            row.created_at = record_time(rec["created_at"], "created_at")
             self.session.flush()
         return outcome
 
@@ -364,7 +317,7 @@ class RecordWriter(ResultWriters):
                 saved = save_annotation(self.session, generation_id=generation_id,
                                         annotator_id=annotator_id, **past,
                                         note_limit=self.limits.text)
-                event_times[saved.revision] = _time(event.get("created_at"),
+                event_times[saved.revision] = record_time(event.get("created_at"),
                                                     f"history[{i}].created_at")
             existing = get_annotation(self.session, generation_id, annotator_id)
         unchanged = existing is not None and {
@@ -376,7 +329,7 @@ class RecordWriter(ResultWriters):
             saved = save_annotation(self.session, generation_id=generation_id,
                                     annotator_id=annotator_id, **label,
                                     note_limit=self.limits.text)
-            event_times[saved.revision] = _time(rec.get("updated_at"), "updated_at")
+            event_times[saved.revision] = record_time(rec.get("updated_at"), "updated_at")
         if outcome == "created":
             self._keep_times(generation_id, annotator_id, rec, event_times)
         replied = self._write_reply(generation_id, annotator_id, rec.get("reply"))
@@ -399,7 +352,7 @@ class RecordWriter(ResultWriters):
             return False
         row = row or m.FlagReply(annotation_id=annotation.id, lead_id=lead_id)
         row.lead_id, row.text = lead_id, reply["text"]
-        row.created_at = _time(reply.get("created_at"), "reply.created_at") or m.utcnow()
+        row.created_at = record_time(reply.get("created_at"), "reply.created_at") or m.utcnow()
         self.session.add(row)
         self.session.flush()
         return True
@@ -415,7 +368,7 @@ class RecordWriter(ResultWriters):
                     .where(m.AnnotationEvent.annotation_id == annotation.id,
                            m.AnnotationEvent.revision == revision)
                     .values(created_at=moment).execution_options(synchronize_session=False))
-        times = {name: _time(rec.get(name), name) for name in ("created_at", "updated_at")}
+        times = {name: record_time(rec.get(name), name) for name in ("created_at", "updated_at")}
         if times["created_at"] is None and event_times:
             times["created_at"] = event_times[min(event_times)]
         if times["updated_at"] is None and event_times:
@@ -440,7 +393,7 @@ class RecordWriter(ResultWriters):
                     existing.accuracy, sorted(gold_label_codes(self.session, existing.id)),
                     existing.note, existing.adjudicator_id) == (
                     label["accuracy"], sorted(label["codes"]), label["note"], adjudicator_id):
-                moment = _time(rec.get("created_at"), "created_at")
+                moment = record_time(rec.get("created_at"), "created_at")
                 if moment is not None:  # the history ends with the current gold label
                     self.session.execute(update(m.GoldLabel).where(m.GoldLabel.id == existing.id)
                                          .values(created_at=moment)
@@ -464,7 +417,7 @@ class RecordWriter(ResultWriters):
                                    note_limit=self.limits.text)
         except AnnotationError as error:
             raise Reject(str(error), field + "adjudicator") from None
-        moment = _time(rec.get("created_at"), field + "created_at")
+        moment = record_time(rec.get("created_at"), field + "created_at")
         if moment is not None:  # the gold label and its newest history row keep their time
             self.session.execute(update(m.GoldLabel).where(m.GoldLabel.id == gold.id)
                                  .values(created_at=moment)

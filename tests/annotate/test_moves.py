@@ -23,7 +23,8 @@ def _move(url, tmp_path, fmt="jsonl"):
     assert db_main(["export", "--format", fmt, "--out", str(out), "--db", url]) == 0
     copy = f"sqlite:///{tmp_path / f'copy-{fmt}.db'}"
     source = out / "export.jsonl" if fmt == "jsonl" else out
-    assert db_main(["import", "--format", fmt, "--accounts", str(source), "--db", copy]) == 0
+    assert db_main(["import", "--format", fmt, "--accounts", "--account-privileges", str(source),
+                    "--db", copy]) == 0
     return copy
 
 

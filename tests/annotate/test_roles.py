@@ -116,6 +116,22 @@ def test_an_unknown_acting_account_is_refused(session, ids):
         service.team_progress(session, acting=999999)
 
 
+@pytest.mark.parametrize("acting", [True, False, 1.0, "1", None])
+def test_an_acting_id_that_is_not_an_int_is_refused(db_url, acting):
+    """Issue 26.4: `acting=True` was account #1 (a bool is an int to Python)."""
+    with Session(get_engine(db_url)) as session:
+        boss = service.create_annotator(session, acting=service.OPERATOR, username="boss",
+                                        password=PASSWORD, languages=["nl"], role="lead")
+        assert boss.id == 1 and boss.is_lead  # so True would act as a lead
+        with pytest.raises(service.NotAllowedError, match="must be an account id"):
+            service.create_annotator(session, acting=acting, username="mallory",
+                                     password=PASSWORD, languages=["nl"], role="lead")
+        with pytest.raises(service.NotAllowedError, match="must be an account id"):
+            service.update_annotator(session, True, acting=boss.id, role="annotator")
+        assert [a.username for a in service.all_annotators(session)] == ["boss"]
+        assert service.get_annotator(session, boss.id).is_lead
+
+
 def test_a_role_change_applies_to_the_next_action_at_once(session, ids):
     service.update_annotator(session, ids["anna"], acting=ids["lead"], role="lead")
     assert service.team_progress(session, acting=ids["anna"])

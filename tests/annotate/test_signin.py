@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from annotate import service
+from annotate.service.signin import throttle_key
 from db import get_engine
 from db import models as m
 
@@ -129,9 +130,99 @@ def test_lockout_and_sessions_on_sqlite_and_postgresql(app_any_db):
         for _ in range(service.MAX_FAILURES):
             _failure(session, "bas", "guess")
         assert _failure(session, "bas", PASSWORD) == service.SIGN_IN_FAILED
+        gate = service.SignInGate(burst=100)
+        for _ in range(service.MAX_FAILURES):  # per (name, client) on both backends
+            _failure(session, "anna", "guess", client="ip:203.0.113.9", gate=gate)
+        assert _failure(session, "anna", PASSWORD, client="ip:203.0.113.9", gate=gate) \
+            == service.SIGN_IN_FAILED
+        assert service.authenticate(session, "anna", PASSWORD, client="ip:198.51.100.4",
+                                    gate=gate).username == "anna"
+        session.commit()
         token = service.start_session(session, people["anna"])
         session.commit()
         assert service.session_account(session, token).username == "anna"
         service.update_annotator(session, people["anna"], acting=people["lead"], active=False)
         session.commit()
         assert service.session_account(session, token) is None
+
+
+# ------------------------------------------------------------------ issue 26.4: per-client guards
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_twenty_names_in_seven_and_a_half_seconds_from_one_client_are_not_all_checked(session):
+    clock = Clock()
+    gate = service.SignInGate(clock=clock)
+    checked = refused = 0
+    for k in range(20):  # a spray: one password over 20 names, 0.375 s apart
+        try:
+            service.authenticate(session, f"name{k}", "Summer2024!", client="ip:203.0.113.9",
+                                 gate=gate)
+        except service.TooManyAttempts as error:
+            refused += 1
+            assert 1 <= error.retry_after <= service.RATE_INTERVAL
+        except service.AuthError:
+            checked += 1
+        clock.now += 7.5 / 20
+    assert checked == service.RATE_BURST + 1 and refused == 14  # 5 at once, then 1 per 6 s
+    # the limit is per client: another address, and the real user, are not slowed down
+    assert service.authenticate(session, "anna", PASSWORD, client="ip:198.51.100.4",
+                                gate=gate).username == "anna"
+    clock.now += service.RATE_INTERVAL
+    with pytest.raises(service.AuthError) as failed:  # refilled: checked again (and wrong)
+        service.authenticate(session, "name0", "x", client="ip:203.0.113.9", gate=gate)
+    assert not isinstance(failed.value, service.TooManyAttempts)
+
+
+def test_an_outsider_cannot_lock_a_named_annotator_out(session):
+    gate = service.SignInGate(burst=100)
+    outsider, anna_at_work = "ip:203.0.113.9", "ip:198.51.100.4"
+    for _ in range(service.MAX_FAILURES * 3):
+        assert _failure(session, "anna", "guess", client=outsider, gate=gate) \
+            == service.SIGN_IN_FAILED
+    # the guesser is locked out of that name, even with the right password ...
+    assert _failure(session, "anna", PASSWORD, client=outsider, gate=gate) \
+        == service.SIGN_IN_FAILED
+    # ... while anna signs in from her own client as usual
+    assert service.authenticate(session, "anna", PASSWORD, client=anna_at_work,
+                                gate=gate).username == "anna"
+    session.commit()
+    keys = session.exec(select(m.SignInThrottle.username)).scalars().all()
+    assert keys == [throttle_key("anna", outsider)]
+    assert "203.0.113.9" not in keys[0]  # addresses are not stored
+
+
+def test_one_attempt_at_a_time_per_client_and_a_cap_on_concurrent_hashes():
+    import threading
+    import time
+
+    gate = service.SignInGate(slots=2, burst=100)
+    running = peak = 0
+    lock = threading.Lock()
+
+    def attempt(client):
+        nonlocal running, peak
+        with gate.attempt(client):
+            with lock:
+                running += 1
+                peak = max(peak, running)
+            time.sleep(0.2)
+            with lock:
+                running -= 1
+
+    threads = [threading.Thread(target=attempt, args=(f"ip:10.0.0.{k}",)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert peak == 2  # 6 clients at once: never more than 2 scrypt checks (2 x 128 MiB)
+    with gate.attempt("ip:10.0.0.1"):
+        with pytest.raises(service.TooManyAttempts):  # the same client, a second tab
+            with gate.attempt("ip:10.0.0.1"):
+                pass

@@ -39,7 +39,8 @@ def _refused(capsys, url, args, *expected) -> str:
 
 @pytest.fixture
 def url(db_url, small_jsonl):
-    assert main(["import", "--accounts", str(small_jsonl), "--db", db_url]) == 0
+    assert main(["import", "--accounts", "--account-privileges", str(small_jsonl), "--db",
+                 db_url]) == 0
     return db_url
 
 

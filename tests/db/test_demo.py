@@ -87,7 +87,7 @@ def test_demo_generations_are_realistic(demo_url):
 
 
 def test_demo_passwords_are_scrypt_hashes(demo_url):
-    from annotate.auth import verify_password  # the app's checker must accept them
+    from db.passwords import verify_password  # the app's checker must accept them
 
     with session_scope(demo_url) as session:
         hashes = dict(session.execute(select(m.Annotator.username, m.Annotator.password_hash)).all())

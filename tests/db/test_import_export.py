@@ -16,7 +16,7 @@ from db.__main__ import table_counts
 from db.annotations import annotation_history
 from db.exporter import export_jsonl, export_parquet, export_records
 from db.importer import ImportFailed, import_jsonl, import_parquet_export
-from db.importer.records import ACCOUNTS_CREATE
+from db.importer.accounts import ACCOUNTS_CREATE
 from testing.cli import as_command
 
 main = as_command(db_main, "python -m db")
@@ -24,7 +24,7 @@ main = as_command(db_main, "python -m db")
 
 def _import(url, path):
     with session_scope(url) as session:
-        return import_jsonl(session, [path], accounts=ACCOUNTS_CREATE).as_dict()
+        return import_jsonl(session, [path], accounts=ACCOUNTS_CREATE, privileges=True).as_dict()
 
 
 def _export(url):
@@ -86,10 +86,10 @@ def test_parquet_round_trip(tmp_path, db_url, small_jsonl):
     assert (folder / "metric_score.parquet").exists() and counts["metric_score"] == 2
     second = f"sqlite:///{tmp_path / 'second.db'}"
     with session_scope(second) as session:
-        import_parquet_export(session, folder, accounts=ACCOUNTS_CREATE)
+        import_parquet_export(session, folder, accounts=ACCOUNTS_CREATE, privileges=True)
     assert _export(second) == _export(db_url)
     with session_scope(second) as session:  # and again: nothing changes
-        stats = import_parquet_export(session, folder, accounts=ACCOUNTS_CREATE).as_dict()
+        stats = import_parquet_export(session, folder, accounts=ACCOUNTS_CREATE, privileges=True).as_dict()
     assert all(set(outcomes) == {"unchanged"} for outcomes in stats.values())
 
 
@@ -159,7 +159,8 @@ def test_changed_file_content_is_refused(tmp_path, db_url, small_jsonl):
 
 
 def test_cli_import_export_info(tmp_path, db_url, small_jsonl, capsys):
-    assert main(["import", "--accounts", str(small_jsonl), "--db", db_url]) == 0
+    assert main(["import", "--accounts", "--account-privileges", str(small_jsonl),
+                 "--db", db_url]) == 0
     assert "generation      4 created" in capsys.readouterr().out
     assert main(["export", "--format", "parquet", "--out", str(tmp_path / "pq"),
                  "--db", db_url]) == 0
@@ -172,8 +173,8 @@ def test_cli_import_export_info(tmp_path, db_url, small_jsonl, capsys):
 
 def test_module_aliases_run(tmp_path, small_jsonl):
     url = f"sqlite:///{tmp_path / 'alias.db'}"
-    done = subprocess.run([sys.executable, "-m", "db.import", "--accounts", str(small_jsonl),
-                           "--db", url],
+    done = subprocess.run([sys.executable, "-m", "db.import", "--accounts",
+                           "--account-privileges", str(small_jsonl), "--db", url],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     done = subprocess.run([sys.executable, "-m", "db.export", "--out", str(tmp_path / "o"),

@@ -11,7 +11,7 @@ import pytest
 from db_testkit import small_records, write_jsonl
 from sqlalchemy import select, text, update
 
-from annotate.auth import hash_password
+from annotate.service.errors import AuthError
 from annotate.service.signin import authenticate, start_session
 from db import models as m
 from db import session_scope
@@ -19,16 +19,19 @@ from db.__main__ import main as db_main
 from db.__main__ import table_counts
 from db.exporter import export_jsonl
 from db.importer import ImportFailed, import_jsonl
+from db.passwords import hash_password
 from testing.cli import as_command
 
 main = as_command(db_main, "python -m db")
 
+MOVE = ("--accounts", "--account-privileges")  # the flags of a whole database's records
 NOTE_AT = 12  # index of anna's first annotation in small_records()
 
 
-def _import(url, path, accounts="create"):
+def _import(url, path, accounts="create", privileges=True):
     with session_scope(url) as session:
-        return import_jsonl(session, [path], accounts=accounts).as_dict()
+        return import_jsonl(session, [path], accounts=accounts,
+                            privileges=privileges).as_dict()
 
 
 def _with(records, index, **changes):
@@ -75,24 +78,24 @@ def test_size_limits_flag_environment_and_check(tmp_path, db_url, capsys, monkey
     records = _with(small_records(), NOTE_AT, note=long_note)
     records[NOTE_AT + 1] = {**records[NOTE_AT + 1], "note": "a\x00b"}
     path = write_jsonl(tmp_path / "big.jsonl", records)
-    assert main(["import", "--accounts", str(path), "--db", db_url]) == 2
+    assert main(["import", *MOVE, str(path), "--db", db_url]) == 2
     err = capsys.readouterr().err
     assert f"big.jsonl, line {NOTE_AT + 1}, field 'note': 10001 characters, over the limit of " \
            f"10000 (set with --max-text-chars or $NLCE_IMPORT_MAX_TEXT)" in err
     assert table_counts(db_url)["annotation"] == 0
     # --check lists every problem at once
-    assert main(["import", "--check", "--accounts", str(path), "--db", db_url]) == 2
+    assert main(["import", "--check", *MOVE, str(path), "--db", db_url]) == 2
     err = capsys.readouterr().err
     assert f"line {NOTE_AT + 1}, field 'note': 10001 characters" in err
     assert f"line {NOTE_AT + 2}, field 'note': contains a NUL character" in err
     # a higher limit lets the long note in
     fine = write_jsonl(tmp_path / "fine.jsonl", _with(small_records(), NOTE_AT, note=long_note))
-    assert main(["import", "--accounts", "--max-text-chars", "20000", str(fine),
+    assert main(["import", *MOVE, "--max-text-chars", "20000", str(fine),
                  "--db", db_url]) == 0
     # the environment sets the default; a file's content has the larger document limit
     monkeypatch.setenv("NLCE_IMPORT_MAX_TEXT", "10")
     monkeypatch.setenv("NLCE_IMPORT_MAX_DOCUMENT", "50")
-    assert main(["import", "--check", "--accounts", str(fine), "--db", db_url]) == 2
+    assert main(["import", "--check", *MOVE, str(fine), "--db", db_url]) == 2
     err = capsys.readouterr().err
     assert "line 1, field 'description': 11 characters, over the limit of 10" in err
     assert "line 2, field 'content': 100 characters, over the limit of 50 (set with " \
@@ -129,14 +132,51 @@ def test_an_import_never_changes_roles_or_adds_accounts_unasked(tmp_path, db_url
 
 
 def test_records_of_existing_accounts_are_left_as_stored_without_a_flag(tmp_path, db_url,
-                                                                         small_jsonl):
+                                                                         small_jsonl, capsys):
     _import(db_url, small_jsonl)
     path = write_jsonl(tmp_path / "a.jsonl", [
         {"type": "annotator", "username": "lead", "role": "lead", "active": False}])
     assert main(["import", str(path), "--db", db_url]) == 0
     assert _accounts(db_url)["lead"] == ("lead", False, True)  # still active
-    assert main(["import", "--accounts", str(path), "--db", db_url]) == 0
+    capsys.readouterr()
+    assert main(["import", "--accounts", str(path), "--db", db_url]) == 2  # not without asking
+    assert "field 'active'" in capsys.readouterr().err
+    assert _accounts(db_url)["lead"] == ("lead", False, True)
+    assert main(["import", "--accounts", "--account-privileges", str(path), "--db", db_url]) == 0
     assert _accounts(db_url)["lead"] == ("lead", False, False)  # asked for: deactivated
+
+
+def test_an_import_re_activates_nobody_and_creates_no_lead_without_privileges(
+        tmp_path, db_url, small_jsonl, capsys):
+    """Issue 26.4: a file from before a deactivation must not let the old password in again,
+    and `--accounts` must not bring in new leads."""
+    _import(db_url, small_jsonl)
+    with session_scope(db_url) as session:
+        session.execute(update(m.Annotator).where(m.Annotator.username == "anna")
+                        .values(active=False, password_hash=hash_password("old password")))
+    before = _accounts(db_url)
+    for flags in (["--accounts"], ["--trust-accounts"]):
+        for record, field in (({"username": "anna", "role": "annotator", "active": True},
+                               "active"),
+                              ({"username": "mallory", "role": "lead", "languages": ["nl"]},
+                               "role")):
+            path = write_jsonl(tmp_path / "old.jsonl", [{"type": "annotator", **record}])
+            assert main(["import", *flags, str(path), "--db", db_url]) == 2
+            err = capsys.readouterr().err
+            assert f"line 1, field '{field}'" in err and "--account-privileges" in err
+            assert _accounts(db_url) == before
+    with pytest.raises(AuthError):
+        with session_scope(db_url) as session:
+            authenticate(session, "anna", "old password")
+    path = write_jsonl(tmp_path / "new.jsonl", [  # what --accounts may still do
+        {"type": "annotator", "username": "nina", "role": "annotator", "languages": ["nl"]},
+        {"type": "annotator", "username": "ed", "role": "expert", "active": False},
+        {"type": "annotator", "username": "bas", "display_name": "Bas B."}])
+    assert main(["import", "--accounts", str(path), "--db", db_url]) == 0
+    after = _accounts(db_url)
+    assert after["nina"] == ("annotator", False, True) and after["ed"] == ("expert", False, False)
+    assert main(["import", "--account-privileges", str(path), "--db", db_url]) == 2
+    assert "--account-privileges goes with --accounts" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------ export files
@@ -221,7 +261,10 @@ def test_a_trusted_move_keeps_passwords_and_not_sessions(tmp_path, db_url, small
     assert "field 'password_hash': password hashes are imported only with --trust-accounts" \
         in capsys.readouterr().err
     assert main(["import", "--trust-accounts", str(trusted / "export.jsonl"),
-                 "--db", copy]) == 0
+                 "--db", copy]) == 2  # the export has a lead: privileges are asked for apart
+    assert "--account-privileges" in capsys.readouterr().err
+    assert main(["import", "--trust-accounts", "--account-privileges",
+                 str(trusted / "export.jsonl"), "--db", copy]) == 0
     assert "--trust-accounts" in capsys.readouterr().err  # the warning
     with session_scope(copy) as session:
         assert authenticate(session, "anna", "correct horse").username == "anna"

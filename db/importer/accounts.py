@@ -1,0 +1,93 @@
+"""What an import may do to accounts (`annotator` records): a mixin of `RecordWriter`.
+
+`ACCOUNTS_NONE` only refers to existing accounts; `ACCOUNTS_CREATE` (`db import --accounts`)
+creates new ones (annotators and experts, never leads) and updates their languages and names;
+`ACCOUNTS_TRUSTED` (`--trust-accounts`) also takes password hashes (none weaker than
+`db.passwords.minimum_cost`). Privileges need their own flag (`--account-privileges`,
+`RecordWriter(privileges=True)`): creating a lead account, and changing whether an existing
+account is active (re-activating an account a lead deactivated would let its old password sign
+in again). No import changes the role of an existing account: that is done on the Team page.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import select
+
+from db import models as m
+from db.importer.errors import Reject
+from db.passwords import PasswordHashError, check_importable
+from taxonomy.languages import LanguageCodeError, check_app_languages
+
+ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED = "none", "create", "trusted"
+ACCOUNT_POLICIES = (ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED)
+
+
+def record_time(value, field_name: str) -> datetime | None:
+    """An exported ISO 8601 time (UTC when it names no zone), or None."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise Reject(f"expected an ISO 8601 time, got {value!r:.60}", field_name) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+class AccountWriter:
+    """`_write_annotator`; needs RecordWriter's session, caches, `_upsert`, `accounts` and
+    `privileges`."""
+
+    def _write_annotator(self, rec, policy: str | None = None):
+        policy = policy or self.accounts
+        username = rec["username"]
+        role = rec.get("role", "annotator")
+        if role not in m.ANNOTATOR_ROLES:
+            raise Reject(f"unknown role {role!r}; expected one of {', '.join(m.ANNOTATOR_ROLES)}",
+                          "role")
+        existing = self.session.execute(select(m.Annotator).where(
+            m.Annotator.username == username)).scalars().first()
+        if rec.get("password_hash") and policy != ACCOUNTS_TRUSTED:
+            raise Reject("password hashes are imported only with --trust-accounts (a trusted "
+                         "migration)", "password_hash")
+        if rec.get("password_hash"):
+            try:
+                check_importable(rec["password_hash"])
+            except PasswordHashError as error:
+                raise Reject(str(error), "password_hash") from None
+        if existing is None and policy == ACCOUNTS_NONE:
+            raise Reject(f"account {username!r} does not exist; an import creates accounts only "
+                         f"with --accounts", "username")
+        if existing is not None and "role" in rec and existing.role != role:
+            raise Reject(f"account {username!r} has role {existing.role!r}; an import never "
+                         f"changes a role (a lead changes it on the Team page)", "role")
+        if existing is not None and policy == ACCOUNTS_NONE:
+            self._annotators[username] = existing.id  # referred to, left as it is
+            return "unchanged"
+        if existing is None and role == "lead" and not self.privileges:
+            raise Reject(f"account {username!r} would be a new lead account; an import creates "
+                         f"leads only with --account-privileges", "role")
+        if existing is not None and "active" in rec and bool(rec["active"]) != bool(
+                existing.active) and not self.privileges:
+            raise Reject(f"account {username!r} is {'active' if existing.active else 'deactivated'}"
+                         f" here and the record would {'de' if existing.active else 're-'}activate"
+                         f" it; an import does that only with --account-privileges (or leave "
+                         f"'active' out of the record)", "active")
+        values = {} if existing is not None else {"role": role}
+        for name in ("languages", "display_name", "interface_language", "active"):
+            if name in rec:
+                values[name] = rec[name]
+        if "languages" in values:
+            try:
+                values["languages"] = check_app_languages(values["languages"])
+            except LanguageCodeError as error:
+                raise Reject(str(error), "languages") from None
+        if rec.get("password_hash") and (existing is None or not existing.password_hash):
+            values["password_hash"] = rec["password_hash"]  # never replaces a set password
+        if existing is None and "display_name" not in values:
+            values["display_name"] = username
+        if existing is None and rec.get("created_at") is not None:
+            values["created_at"] = record_time(rec["created_at"], "created_at")
+        row, outcome = self._upsert(m.Annotator, {"username": username}, values)
+        self._annotators[username] = row.id
+        return outcome
