@@ -1,7 +1,7 @@
 """agreement: how far two sources of labels agree, and which human label counts.
 
 Shared by the stages that compare with the humans (the annotation app, `judges.report`,
-`metrics.align`); it imports only `taxonomy` and `db`.
+`align`); it imports only `taxonomy` and `db`.
 
 - `agreement.statistics`: the agreement statistics (weighted kappa, Krippendorff's alpha,
   confusion matrices, bootstrap intervals, per-code precision/recall);

@@ -1,4 +1,4 @@
-"""A judge configuration against the humans: the one path `judges.report`, `metrics.align` and the
+"""A judge configuration against the humans: the one path `judges.report`, `align` and the
 app's analysis page all take, so one judge run shows one kappa and one n everywhere.
 
 - A **configuration** is one judge run (`JudgeRun`): runs that differ in anything (temperature,

@@ -1,6 +1,6 @@
 """How much a judge's verdict depends on the run, the prompt language and code-mixing: the
 statistics of the three robustness studies and the grouping of stored judge runs into their
-tables. The one home `judges.report` and `metrics.align` both use, on the rows of
+tables. The one home `judges.report` and `align` both use, on the rows of
 `agreement.judges.load_verdicts` and the same label policy and kappa as every other judge table:
 
 - **stability** (`stability_tables`): runs with the same repeat group (`judges.run --repeats K`,

@@ -1,9 +1,9 @@
 """The robustness studies (`agreement.robustness`) as figures and as report sections: what
-`judges.report --out` and `metrics.align --out` both put in their report.html, so the two pages
+`judges.report --out` and `align --out` both put in their report.html, so the two pages
 show the same figure and the same numbers for the same runs.
 
 Figures are built on `matplotlib.figure.Figure` (no pyplot, no global backend), like
-`metrics.align.figures`: tidy study table in, Figure out. User text (judge names, run keys) is
+`align.figures`: tidy study table in, Figure out. User text (judge names, run keys) is
 HTML-escaped on the page (pandas escapes table cells, `html.escape` everything else).
 """
 from __future__ import annotations
@@ -160,7 +160,7 @@ def study_sections_html(tables: Mapping[str, pd.DataFrame], images: Mapping[str,
                         level: int = 2, prefix: str = "") -> str:
     """The three study sections of a report page, each with its explanation, figure (`images`:
     study name -> the PNG's path relative to the page) and table; a study without runs says how
-    to make them. `prefix` names the tables' CSV files (`judge_` in metrics.align)."""
+    to make them. `prefix` names the tables' CSV files (`judge_` in `align`)."""
     parts = []
     for name, (title, meaning, how) in SECTIONS.items():
         table = tables.get(name)

@@ -4,7 +4,7 @@ Synthetic scores for N generations (default 12,500: 5 languages x 5 models x 500
 C metric configurations (default 48), with human labels drawn 30/25/45 % incorrect/partial/correct
 and class-dependent score distributions of varying overlap. Three timings in the same run:
 
-1. `metrics.align` end to end over the frames: `align_metrics` for every configuration and slice
+1. `align` end to end over the frames: `align_metrics` for every configuration and slice
    (all + per language + per model = 11 fits each), with confusion matrices and predictions.
 2. The same fits with the vectorised classifier only (`fit_and_evaluate`, slice "all").
 3. Baseline A for (2): scipy `gaussian_kde` per class evaluated on the whole grid (one call per
@@ -27,9 +27,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agreement.statistics import weighted_kappa  # noqa: E402
-from metrics.align.analysis import align_metrics  # noqa: E402
-from metrics.align.evaluation import fit_and_evaluate  # noqa: E402
-from metrics.align.kde import DEFAULT_GRID_SIZE  # noqa: E402
+from align.analysis import align_metrics  # noqa: E402
+from align.evaluation import fit_and_evaluate  # noqa: E402
+from align.kde import DEFAULT_GRID_SIZE  # noqa: E402
 from taxonomy import ACCURACY_LABELS  # noqa: E402
 
 LANGUAGES = ("en", "zh", "nl", "el", "pl")

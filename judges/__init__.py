@@ -4,8 +4,11 @@
   language, their output schemas and versions; the wording is data (judges/data/*.yaml, loaded
   and checked by `judges.i18n`); `judges.templates`: prompt variants from a file;
 - `judges.order`: prediction order per target (fixed, shuffle, rotate) for position-bias control;
-- `judges.parse`: the lenient, recording parser and the hierarchical merge;
-- `judges.client`: OpenAI-compatible and local backends, retries, the response cache;
+- `judges.parse` (codes: `judges.parse_codes`): the lenient, recording parser and the
+  hierarchical merge;
+- `judges.client`: OpenAI-compatible and local backends, retries; `judges.cache`: the response
+  cache;
 - `judges.runner` / `python -m judges.run`: judging the targets of a database, resumably;
-- `judges.report` / `python -m judges.report`: failure rates and agreement with the humans.
+- `judges.report` / `python -m judges.report`: failure rates and agreement with the humans;
+- `judges.importer` / `python -m judges.importer`: judge results of the study's layout as runs.
 """

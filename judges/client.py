@@ -9,8 +9,8 @@ behind one response cache.
   500 of llama-cpp-python's server); then plain JSON, recorded. An endpoint that cannot be
   reached, or refuses the key (401/403), raises `EndpointUnusable`: the run stops at once.
 - `LocalBackend`: a causal LM in this process (chat template, greedy), for offline use.
-- `ResponseCache`: a SQLite file of answers keyed by a hash of (backend, endpoint, model,
-  messages, parameters, response format). A re-run answers from it without a single call.
+- `judges.cache.ResponseCache`: a SQLite file of answers keyed by a hash of (backend, endpoint,
+  model, messages, parameters, response format). A re-run answers from it without a single call.
 - `JudgeClient`: backend + cache + the structured-output decision; thread-safe. After
   `MAX_FAILURES_IN_A_ROW` requests in a row end without an answer it raises `EndpointUnusable`
   too, so a dead endpoint is not asked again for every remaining request.
@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
 import os
 import random
-import sqlite3
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -32,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
+from judges.cache import ResponseCache, cache_key
 from judges.tokens import count_prompt_tokens
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -117,44 +116,6 @@ def read_api_key(secrets_file: str | None = None) -> str | None:
     if len(lines) == 1 and "=" not in lines[0]:
         return lines[0]
     raise ValueError(f"secrets file {path} has no {API_KEY_ENV}=... line")
-
-
-def cache_key(backend: str, model: str, messages: list[dict], params: dict,
-              response_format: dict | None, endpoint: str) -> str:
-    """The hash a cached answer is found by; the endpoint is part of it (one model name on two
-    servers is two models)."""
-    payload = {"backend": backend, "model": model, "messages": messages, "params": params,
-               "response_format": response_format, "endpoint": endpoint}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-class ResponseCache:
-    """Answers by request hash in a SQLite file; safe to share between threads."""
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._conn.execute("CREATE TABLE IF NOT EXISTS response (key TEXT PRIMARY KEY, "
-                           "payload TEXT NOT NULL, created REAL NOT NULL)")
-        self._conn.commit()
-
-    def get(self, key: str) -> dict | None:
-        with self._lock:
-            row = self._conn.execute("SELECT payload FROM response WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put(self, key: str, payload: dict) -> None:
-        with self._lock:
-            self._conn.execute("INSERT OR REPLACE INTO response VALUES (?, ?, ?)",
-                               (key, json.dumps(payload, ensure_ascii=False), time.time()))
-            self._conn.commit()
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -259,7 +220,8 @@ class OpenAIBackend:
             with self._calls_lock:
                 self.calls += 1
             try:
-                response = self._client.chat.completions.create(**kwargs)
+                raw = self._client.chat.completions.with_raw_response.create(**kwargs)
+                response, content_type = raw.parse(), raw.headers.get("content-type")
             except (openai.APIConnectionError, openai.APIStatusError, ValueError) as exc:
                 # timeouts included; ValueError: a 200 whose body is not JSON
                 status = getattr(exc, "status_code", None)
@@ -286,10 +248,15 @@ class OpenAIBackend:
                 kind = "timeout" if isinstance(exc, openai.APITimeoutError) else (
                     "malformed response body" if isinstance(exc, ValueError) else (
                         f"HTTP {status}" if status else "connection error"))
-                if (kind == "connection error" and not self._answered
-                        and attempt >= min(1, self.max_retries)):
-                    # never answered in this run, still unreachable after a retry: down
-                    raise EndpointUnusable(f"cannot reach {self.endpoint}: {_short(exc, 160)}"
+                hung_up = kind == "connection error" and _hung_up(exc)
+                if hung_up:  # reached, but it closed the connection: not "cannot reach"
+                    kind = "the server closed the connection without answering"
+                if (status is None and not isinstance(exc, (ValueError, openai.APITimeoutError))
+                        and not self._answered and attempt >= min(1, self.max_retries)):
+                    # never answered in this run, still unreachable (or hanging up) after a retry
+                    raise EndpointUnusable(f"{self.endpoint} closed the connection without "
+                                           "answering" if hung_up else
+                                           f"cannot reach {self.endpoint}: {_short(exc, 160)}"
                                            ) from None
                 if not retryable or attempt == self.max_retries:
                     detail = f"{kind}: {_short(exc)}"
@@ -311,22 +278,40 @@ class OpenAIBackend:
                 return ChatResult(error=f"invalid response: {_short(exc)}", attempts=attempt + 1,
                                   notes=notes, latency_s=time.monotonic() - started)
             self._answered = True
-            return _chat_result(response, attempt + 1, notes, time.monotonic() - started)
+            return _chat_result(response, attempt + 1, notes, time.monotonic() - started,
+                                content_type)
 
 
-def _short(exc: BaseException, limit: int = 300) -> str:
+def _short(exc: BaseException | str, limit: int = 300) -> str:
     text = str(exc).replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _chat_result(response: Any, attempts: int, notes: list[dict], latency: float) -> ChatResult:
+def _hung_up(exc: BaseException) -> bool:
+    """The connection was made and then closed without an answer (not refused or unresolved)."""
+    names, seen = set(), exc
+    while seen is not None:
+        names.add(type(seen).__name__)
+        seen = seen.__cause__ or seen.__context__
+    return not names & {"ConnectError", "ConnectTimeout"} and bool(
+        names & {"RemoteProtocolError", "ReadError", "WriteError", "ConnectionResetError"})
+
+
+def _chat_result(response: Any, attempts: int, notes: list[dict], latency: float,
+                 content_type: str | None = None) -> ChatResult:
+    if isinstance(response, str):  # the client hands back the text of a body that is not JSON
+        kind = (content_type or "no content type").split(";")[0].strip()
+        return ChatResult(error=f"not JSON ({kind}): {_short(response.strip(), 80)}",
+                          attempts=attempts, notes=notes, latency_s=latency)
     choices = getattr(response, "choices", None) or []
     usage = getattr(response, "usage", None)
     tokens = dict(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                   completion_tokens=getattr(usage, "completion_tokens", 0) or 0)
     if not choices:
-        return ChatResult(error="the response has no choices", attempts=attempts, notes=notes,
-                          latency_s=latency, **tokens)
+        body = response.model_dump_json(exclude_none=True) if hasattr(
+            response, "model_dump_json") else str(response)
+        return ChatResult(error=f"the answer has no choices: {_short(body, 80)}",
+                          attempts=attempts, notes=notes, latency_s=latency, **tokens)
     choice = choices[0]
     message = choice.message
     return ChatResult(content=message.content, finish_reason=choice.finish_reason,

@@ -6,6 +6,14 @@ field names in another prompt language, label/ID spelling) and records every rep
 cannot map (an unknown code, a label that is not on the scale) is reported and left out, never
 replaced by a guess.
 
+Shapes read besides the prompt's own (so answers of judges prompted elsewhere, such as the
+study's, parse too): the evaluations under `results`, `evaluation_results`, `model_predictions`
+or the answer's only list of objects; a prediction named by `model_name` (its model's name,
+case-insensitive, given `prediction_models`); `overall_quality` for the accuracy
+(correct / partially_correct / partial / incorrect); `explanation` for the reasoning; codes as
+strings, objects (`code` or `error_id`) or a PRESENT/ABSENT map (`judges.parse_codes`). A
+prediction whose codes cannot be read is parse_error with the reason, never `ok` with fewer codes.
+
 Statuses (JudgeResponse.status and JudgeVerdict.status):
 - ok: usable JSON with at least one prediction judged;
 - parse_error: no JSON object could be read, or it does not have the answer's shape, or its
@@ -22,27 +30,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from db.models import JUDGE_STATUSES
 from judges.i18n import field_aliases, normalise_field_key, placeholders, texts
-from taxonomy import ACCURACY_LABELS, AccuracyLabel, TaxonomyError, normalise_code
+from judges.parse_codes import CodeFinding, CodeReader
+from taxonomy import ACCURACY_LABELS, AccuracyLabel, TaxonomyError
 
 # the statuses are defined once, in db.models; these names only spell them
 OK, PARSE_ERROR, EMPTY, REFUSED, TRUNCATED, API_ERROR = JUDGE_STATUSES
 # a failed response status wins over a worse one when several are merged (hierarchical)
 STATUS_SEVERITY = {API_ERROR: 5, REFUSED: 4, TRUNCATED: 3, PARSE_ERROR: 2, EMPTY: 1, OK: 0}
-
-
-@dataclass
-class CodeFinding:
-    code: str
-    confidence: float | None = None
-    justification: str | None = None
-
-    def as_dict(self) -> dict:
-        return {"code": self.code, "confidence": self.confidence,
-                "justification": self.justification}
 
 
 @dataclass
@@ -66,6 +64,13 @@ class ParsedResponse:
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 _PID = re.compile(r"^\s*(?:p|prediction|pred)?\s*[-_#]?\s*(\d+)\s*$", re.IGNORECASE)
 _ALIASES = field_aliases()
+# names real judges give the answer's fields besides the prompts' own (any prompt language):
+# the study's judges answer with model_name, overall_quality, explanation, error_id, results
+OTHER_FIELD_NAMES = {"results": "evaluations", "evaluation_results": "evaluations",
+                     "model_predictions": "evaluations", "model_name": "prediction_id",
+                     "model": "prediction_id", "overall_quality": "accuracy",
+                     "quality": "accuracy", "label": "accuracy", "explanation": "reasoning",
+                     "error_id": "code", "error_code": "code"}
 
 
 def _failed(status: str, ids: Sequence[str], error: str, repairs: list[dict]) -> ParsedResponse:
@@ -113,7 +118,11 @@ def extract_json(text: str, repairs: list[dict]) -> Any:
 def _canonical_key(key: str, lang: str, repairs: list[dict], where: str) -> str | None:
     by_lang = _ALIASES.get(normalise_field_key(str(key)))
     if not by_lang:
-        return None
+        canonical = OTHER_FIELD_NAMES.get(normalise_field_key(str(key)))
+        if canonical is not None:
+            repairs.append({"kind": "field_name_normalised", "where": where, "from": key,
+                            "to": canonical})
+        return canonical
     if lang in by_lang:
         canonical = by_lang[lang]
         if key != texts(lang)["output_fields"][canonical]:
@@ -132,7 +141,7 @@ def _canonical_dict(obj: dict, lang: str, repairs: list[dict], where: str) -> di
         canonical = _canonical_key(key, lang, repairs, where)
         if canonical is None:
             repairs.append({"kind": "unknown_field_ignored", "where": where, "field": key})
-        elif canonical in out:
+        elif canonical in out and not (_blank(out[canonical]) and not _blank(value)):
             repairs.append({"kind": "duplicate_field_ignored", "where": where, "field": key})
         else:
             out[canonical] = value
@@ -166,7 +175,10 @@ def _parse_accuracy(value: Any, tax, lang: str, repairs: list[dict], pid: str) -
     return label
 
 
-def _parse_pid(value: Any, ids: Sequence[str], repairs: list[dict]) -> str | None:
+def _parse_pid(value: Any, ids: Sequence[str], repairs: list[dict],
+               models: Mapping[str, str]) -> str | None:
+    """The prediction an entry names: its id (any spelling of P<n>) or, where `models` gives
+    each prediction's model, the model's name (case-insensitive) when exactly one has it."""
     if isinstance(value, str) and value in ids:
         return value
     match = _PID.match(str(value)) if isinstance(value, (str, int)) else None
@@ -174,74 +186,17 @@ def _parse_pid(value: Any, ids: Sequence[str], repairs: list[dict]) -> str | Non
         pid = f"P{int(match.group(1))}"
         repairs.append({"kind": "prediction_id_normalised", "from": value, "to": pid})
         return pid
+    if isinstance(value, str) and models:
+        named = [pid for pid in ids if models.get(pid, "").strip().casefold()
+                 == value.strip().casefold()]
+        if len(named) == 1:
+            repairs.append({"kind": "prediction_named_by_model", "from": value, "to": named[0]})
+            return named[0]
+        if len(named) > 1:
+            repairs.append({"kind": "ambiguous_model_name", "value": value, "predictions": named})
+            return None
     repairs.append({"kind": "unknown_prediction_id", "value": value})
     return None
-
-
-def _parse_confidence(value: Any, repairs: list[dict], pid: str, code: str) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        repairs.append({"kind": "confidence_not_a_number", "prediction": pid, "code": code,
-                        "value": value})
-        return None
-    if not 0.0 <= number <= 1.0:
-        repairs.append({"kind": "confidence_out_of_range", "prediction": pid, "code": code,
-                        "value": value})
-        return None
-    return number
-
-
-def _parse_errors(value: Any, tax, lang: str, offered: Sequence[str], repairs: list[dict],
-                  pid: str) -> list[CodeFinding]:
-    if value is None:
-        return []
-    if isinstance(value, (str, dict)):
-        value = [value]
-        repairs.append({"kind": "errors_not_a_list", "prediction": pid})
-    if not isinstance(value, list):
-        raise ValueError(f"{pid}: errors is a {type(value).__name__}, not a list")
-    findings: list[CodeFinding] = []
-    seen: set[str] = set()
-    for item in value:
-        confidence = justification = None
-        if isinstance(item, dict):
-            entry = _canonical_dict(item, lang, repairs, f"{pid}.errors")
-            raw_code = entry.get("code")
-            justification = entry.get("justification")
-            if justification is not None and not isinstance(justification, str):
-                justification = json.dumps(justification, ensure_ascii=False)
-        else:
-            raw_code, entry = item, {}
-        if not isinstance(raw_code, str) or not raw_code.strip():
-            repairs.append({"kind": "error_without_code", "prediction": pid, "value": item})
-            continue
-        try:
-            code = normalise_code(raw_code)
-        except (TaxonomyError, ValueError):
-            code = raw_code
-        if code not in tax.codes:
-            repairs.append({"kind": "unknown_code", "prediction": pid, "value": raw_code})
-            continue
-        if not tax.codes[code].labelable:  # a category or group: too coarse to assign
-            repairs.append({"kind": "code_not_assignable", "prediction": pid, "value": code})
-            continue
-        if code != raw_code:
-            repairs.append({"kind": "code_normalised", "prediction": pid, "from": raw_code,
-                            "to": code})
-        if code not in offered:
-            repairs.append({"kind": "code_not_offered", "prediction": pid, "value": code})
-            continue
-        if code in seen:
-            repairs.append({"kind": "duplicate_code", "prediction": pid, "value": code})
-            continue
-        seen.add(code)
-        if "confidence" in entry:
-            confidence = _parse_confidence(entry["confidence"], repairs, pid, code)
-        findings.append(CodeFinding(code, confidence, justification))
-    return findings
 
 
 def _echoed_placeholder(entry: dict) -> str | None:
@@ -263,10 +218,19 @@ def _blank(value: Any) -> bool:
 
 def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: Sequence[str],
                    prediction_ids: Sequence[str], finish_reason: str | None = None,
-                   refusal: str | None = None) -> ParsedResponse:
-    """Classify one raw answer and read a verdict for each of `prediction_ids` from it."""
+                   refusal: str | None = None, prediction_models: Mapping[str, str] | None = None,
+                   code_variant: str | None = None, accuracy_asked: bool = True) -> ParsedResponse:
+    """Classify one raw answer and read a verdict for each of `prediction_ids` from it.
+
+    `prediction_models` (prediction id -> its model's name) lets entries name a prediction by
+    its model, as judges shown model names do; `code_variant` is the taxonomy release the judge
+    was prompted with (`judges.parse_codes`). `accuracy_asked=False` (a judge asked for error
+    codes only, as some of the study's prompts did): an entry's errors list, even an empty one,
+    is its verdict, and no accuracy label is missing."""
     ids = tuple(prediction_ids)
     repairs: list[dict] = []
+    reader = CodeReader(tax, offered, repairs, lambda obj, where: _canonical_dict(
+        obj, lang, repairs, where), code_variant)
     if refusal or finish_reason == "content_filter":
         return _failed(REFUSED, ids, f"refused: {refusal or 'content_filter'}", repairs)
     if finish_reason == "length":
@@ -291,6 +255,10 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
             evaluations = [value]
         elif not value:
             return _failed(EMPTY, ids, "the JSON object is empty", repairs)
+        elif len(lists := [k for k, v in value.items() if isinstance(v, list) and v
+                           and all(isinstance(x, dict) for x in v)]) == 1:
+            repairs.append({"kind": "evaluations_under_other_key", "key": lists[0]})
+            evaluations = value[lists[0]]
         else:
             return _failed(PARSE_ERROR, ids, "no evaluations field; keys: "
                            + ", ".join(map(str, value)), repairs)
@@ -311,7 +279,7 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
             repairs.append({"kind": "evaluation_not_an_object", "index": index})
             continue
         entry = _canonical_dict(raw, lang, repairs, f"evaluations[{index}]")
-        pid = _parse_pid(entry.get("prediction_id"), ids, repairs)
+        pid = _parse_pid(entry.get("prediction_id"), ids, repairs, prediction_models or {})
         if pid is None:
             unmatched += 1
             continue
@@ -331,16 +299,19 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
                                               error=f"{pid}: echoes the example's {echoed!r}")
             continue
         try:
-            codes = _parse_errors(entry.get("errors"), tax, lang, offered, repairs, pid)
+            codes = reader.read(entry.get("errors"), pid)
             accuracy = None
             if _blank(entry.get("accuracy")):
-                repairs.append({"kind": "missing_accuracy", "prediction": pid})
+                if accuracy_asked:
+                    repairs.append({"kind": "missing_accuracy", "prediction": pid})
             else:
                 accuracy = _parse_accuracy(entry["accuracy"], tax, lang, repairs, pid)
         except ValueError as exc:
             verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, error=str(exc), reasoning=reasoning)
             continue
-        if accuracy is None and not codes:
+        judged = reader.judged_absent or (not accuracy_asked and isinstance(entry.get("errors"),
+                                                                             (list, dict)))
+        if accuracy is None and not codes and not judged:
             if not _blank(entry.get("errors")):  # codes given, none usable: invalid, not empty
                 verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, reasoning=reasoning,
                                                   error=f"{pid}: no accuracy label and no usable "

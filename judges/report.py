@@ -16,15 +16,15 @@ language x strategy x prompt version x order policy):
 - per run, the settings that tell runs apart (endpoint, temperature, seed, max tokens, order,
   context, structured output, prompt template and its hash) and its tokens and cost;
 - where such runs exist, the robustness studies (`agreement.robustness`, the same tables and
-  figures metrics.align shows): stability over K runs, prompt language, code-mixed prompts.
+  figures `align` shows): stability over K runs, prompt language, code-mixed prompts.
 
 Each run is its own row (runs are never pooled); `key` is the configuration name that
-`metrics.align` shows for the same run. Failure counts are over the verdicts, one per generation,
+`align` shows for the same run. Failure counts are over the verdicts, one per generation,
 by the verdict status `judges.parse` stores (a response that judges only some of its predictions
 has ok verdicts for those and failed ones for the rest). The human label of a generation follows
 the label policy (`--labels`, default `auto`: gold, else the experts', else the annotators'
 majority; `agreement.labels`) and every output names it. Labels, failure counts and agreement come
-from `agreement` (the path `metrics.align` and the app take too); nothing is re-implemented here.
+from `agreement` (the path `align` and the app take too); nothing is re-implemented here.
 """
 from __future__ import annotations
 
@@ -236,7 +236,7 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
     kappa, matrices = accuracy_agreement(verdicts, humans, n_resamples)
     codes = [c.id for c in tax.labelable()]
     accuracy = {g: h.accuracy for g, h in humans.items() if h.accuracy is not None}
-    # the robustness studies: the rows and grouping metrics.align uses too
+    # the robustness studies: the rows and grouping `align` uses too
     studies = study_tables(load_verdicts(db_url), accuracy,
                            {g: h.codes for g, h in humans.items()}, codes)
     return {
@@ -260,13 +260,14 @@ def _fmt(value) -> str:
 
 
 def _print_table(console, title: str, frame: pd.DataFrame, columns: list[str]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title, show_lines=False)
     for column in columns:
-        table.add_column(column)
-    for _, row in frame.iterrows():
-        table.add_row(*(_fmt(row[c]) for c in columns))
+        table.add_column(column, overflow="fold")
+    for _, row in frame.iterrows():  # escaped: a key's "[rubric,zh,...]" is no Rich markup
+        table.add_row(*(escape(_fmt(row[c])) for c in columns))
     console.print(table)
 
 

@@ -2,7 +2,7 @@
 PNGs written beside it: the runs and their settings, the per-run tables (verdict statuses and
 failure rates, kappa and confusion against the humans, error codes, prompt position) with their
 figures, and the three robustness studies, each with its figure and table (the sections
-`metrics.align`'s page shows too: `agreement.robustness_report`).
+`align`'s page shows too: `agreement.robustness_report`).
 
 Every name a user chose (judge model, endpoint, template file, run key) is HTML-escaped.
 """

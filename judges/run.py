@@ -34,6 +34,7 @@ from dataclasses import replace
 
 from db.engine import add_database_argument
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
+from judges.cache import ResponseCache
 from judges.client import (
     CACHE_ENV,
     DEFAULT_CACHE,
@@ -41,7 +42,6 @@ from judges.client import (
     JudgeClient,
     LocalBackend,
     OpenAIBackend,
-    ResponseCache,
     SamplingParams,
     is_loopback,
     read_api_key,
@@ -50,7 +50,7 @@ from judges.codemix import code_mixed_template
 from judges.i18n import PROMPT_LANGUAGES
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices
-from judges.runner import RunConfig, iter_summary_lines, run_judge, run_signature
+from judges.runner import NoTargets, RunConfig, iter_summary_lines, run_judge, run_signature
 from judges.templates import load_template
 from taxonomy import default_taxonomy
 
@@ -214,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted: finished targets are stored; run the same command to resume",
               file=sys.stderr)
         return 130
+    except NoTargets as exc:  # a selection that matches nothing: nothing was done
+        print(f"error: nothing to judge: {exc}", file=sys.stderr)
+        return 1
     except LookupError as exc:  # models: a local model that is not available here
         print(f"error: {exc}", file=sys.stderr)
         return 2

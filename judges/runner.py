@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from db import models
 from db.engine import session_scope
+from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
 from judges.order import presentation_order
 from judges.parse import (
@@ -114,10 +115,23 @@ class GenerationData:
 class TargetData:
     target_id: int
     original_comment: str
-    content: str
+    content: str  # the source file; for a pairs target (no file) its context text, if any
     span_start: int
     span_end: int
     generations: tuple[GenerationData, ...]
+    in_file: bool = True  # False: a pairs target, whose context is shown as it is
+
+    def code_context(self, context_chars: int | None) -> str:
+        """What the judge sees of the code: the file with the comment masked (a window of it),
+        or a pairs target's context text."""
+        if not self.in_file:
+            return self.content
+        return code_context_with_mask(self.content, self.span_start, self.span_end,
+                                      context_chars)
+
+
+class NoTargets(LookupError):
+    """The selection (language, dataset) matches no target with a generation; says which."""
 
 
 @dataclass
@@ -158,8 +172,7 @@ def judge_input_for(target: TargetData, ordered: list[GenerationData],
     ids = prediction_ids(len(ordered))
     return JudgeInput(
         original_comment=target.original_comment,
-        code_context=code_context_with_mask(target.content, target.span_start, target.span_end,
-                                            context_chars),
+        code_context=target.code_context(context_chars),
         predictions=tuple(Prediction(pid, g.predicted_comment) for pid, g in zip(ids, ordered)),
     )
 
@@ -188,6 +201,7 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
     outcome = TargetOutcome(target.target_id)
     parsed_by_cluster: dict[str, ParsedResponse] = {}
     strategy = config.prompt_strategy
+    models = {pid: g.model for pid, g in zip(ids, ordered)}
     for cluster in request_clusters(strategy, tax):
         offered = offered_codes(strategy, tax, cluster)
         messages = build_messages(strategy, judge_input, config.prompt_lang, tax, cluster)
@@ -201,7 +215,7 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
             parsed = parse_response(result.content, lang=config.prompt_lang,
                                     strategy=config.strategy, tax=tax, offered=offered,
                                     prediction_ids=ids, finish_reason=result.finish_reason,
-                                    refusal=result.refusal)
+                                    refusal=result.refusal, prediction_models=models)
             outcome.responses.append(_response_record(cluster, order, result, parsed))
         parsed_by_cluster[cluster] = parsed
     for position, (pid, generation) in enumerate(zip(ids, ordered), start=1):
@@ -220,13 +234,12 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
 
 def load_targets(session: Session, lang: str, dataset: str | None = None,
                  limit: int | None = None) -> list[TargetData]:
-    """Targets whose source file is in `lang` and that have at least one generation, by id."""
-    query = (select(models.Target, models.SourceFile)
-             .join(models.SourceFile, models.Target.source_file_id == models.SourceFile.id)
-             .where(models.SourceFile.natural_language == lang)
-             .order_by(models.Target.id))
+    """Targets in `lang` (of a source file, or pairs targets) that have at least one
+    generation, by id; NoTargets, naming the filter, when there are none."""
+    query = with_source(select(models.Target, models.SourceFile)).where(
+        TARGET_LANGUAGE == lang).order_by(models.Target.id)
     if dataset is not None:
-        query = query.join(models.Dataset, models.SourceFile.dataset_id == models.Dataset.id).where(
+        query = query.join(models.Dataset, TARGET_DATASET_ID == models.Dataset.id).where(
             models.Dataset.name == dataset)
     targets = []
     for target, source in session.exec(query):
@@ -236,11 +249,34 @@ def load_targets(session: Session, lang: str, dataset: str | None = None,
         if not generations:
             continue
         targets.append(TargetData(
-            target.id, target.original_comment, source.content, target.span_start, target.span_end,
-            tuple(GenerationData(g.id, g.model, g.predicted_comment) for g in generations)))
+            target.id, target.original_comment,
+            source.content if source is not None else (target.context or ""),
+            target.span_start, target.span_end,
+            tuple(GenerationData(g.id, g.model, g.predicted_comment) for g in generations),
+            in_file=source is not None))
         if limit is not None and len(targets) >= limit:
             break
+    if not targets:
+        raise NoTargets(_nothing_selected(session, lang, dataset))
     return targets
+
+
+def _nothing_selected(session: Session, lang: str, dataset: str | None) -> str:
+    """Why a selection is empty, and what there is instead."""
+    names = session.exec(select(models.Dataset.name).order_by(models.Dataset.name)).all()
+    if dataset is not None and dataset not in names:
+        return f"no dataset {dataset!r} (datasets: {', '.join(names) or 'none'})"
+    having = session.exec(with_source(select(models.Dataset.name).select_from(models.Target))
+                          .join(models.Dataset, TARGET_DATASET_ID == models.Dataset.id)
+                          .join(models.Generation, models.Generation.target_id == models.Target.id)
+                          .where(TARGET_LANGUAGE == lang).distinct()).all()
+    where = f" in dataset {dataset!r}" if dataset is not None else ""
+    langs = session.exec(with_source(select(TARGET_LANGUAGE).select_from(models.Target))
+                         .join(models.Generation, models.Generation.target_id == models.Target.id)
+                         .distinct()).all()
+    return (f"no target in language {lang!r}{where} has a generation to judge (--lang {lang} "
+            f"has targets in: {', '.join(sorted(having)) or 'no dataset'}; languages with "
+            f"generations: {', '.join(sorted(langs)) or 'none'})")
 
 
 def get_or_create_run(session: Session, config: RunConfig, version: str,

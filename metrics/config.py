@@ -1,17 +1,22 @@
 """Scoring configurations: one metric configuration, its validation and signature, grid files.
 
-:class:`ScoringConfig` is plain, picklable data. :meth:`ScoringConfig.validated` checks what
-every metric shares (context, noise, limits, languages) and hands the rest to the metric's own
-class (`metrics.registry.METRICS`); :meth:`ScoringConfig.signature` names the configuration
-reproducibly (sacrebleu-style) and is the MetricRun's unique key: equal signatures, equal scores.
+:class:`ScoringConfig` is plain, picklable, hashable data: what every metric shares (metric,
+context, noise, seed, and how to run: device, batch size, languages, limit, dataset) and the
+metric's own options (`options`: key -> value, the keys `metrics.options` makes from the metric
+classes' declarations; ``config.layer`` reads one, None when unset). :meth:`ScoringConfig.validated`
+checks the shared fields, has `metrics.options.resolve` check the options (refusing those the
+metric does not take) and hands the rest to the metric's class (`metrics.registry.METRICS`);
+:meth:`ScoringConfig.signature` names the configuration reproducibly (sacrebleu-style) and is the
+MetricRun's unique key: equal signatures, equal scores.
 """
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
-from typing import Optional
+from dataclasses import dataclass, fields, replace
+from typing import Any, Optional
 
 from db.models import NOISE_KINDS
+from metrics import options as metric_options
 from metrics.context import ContextVariant
 from metrics.core import ConfigError, Metric, version
 from metrics.registry import METRICS, metric_name
@@ -19,26 +24,48 @@ from metrics.registry import METRICS, metric_name
 RUNNER_VERSION = "1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ScoringConfig:
     metric: str
-    model: Optional[str] = None
-    layer: Optional[int] = None
     context: str = "none"
     noise: str = "none"
     seed: int = 0
-    idf: bool = False
-    rescale: str = "none"
-    bleu_tokenize: str = "comment"
-    chrf_tokenize: str = "comment"
-    dtype: Optional[str] = None
-    backend: Optional[str] = None  # bertscore's encoder: torch | onnx (metrics.encoders)
     # how to run, not what is computed: not part of the signature
     device: Optional[str] = None
     batch_size: Optional[int] = None
     langs: tuple[str, ...] = ()
     limit: Optional[int] = None
     dataset: Optional[str] = None
+    # the metric's options, (key, value) sorted by key; an unset option is absent
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __init__(self, metric: str, *, context: str = "none", noise: str = "none", seed: int = 0,
+                 device: Optional[str] = None, batch_size: Optional[int] = None,
+                 langs: tuple[str, ...] = (), limit: Optional[int] = None,
+                 dataset: Optional[str] = None, options=(), **named):
+        """``ScoringConfig("bertscore", layer=9, idf=True)``: options by key, or as ``options``."""
+        values = {**dict(options), **named}
+        unknown = set(values) - set(option_keys())
+        if unknown:
+            raise ConfigError(f"unknown option(s) {', '.join(sorted(unknown))}; known: "
+                              f"{', '.join(option_keys())}")
+        for name, value in (("metric", metric), ("context", context), ("noise", noise),
+                            ("seed", seed), ("device", device), ("batch_size", batch_size),
+                            ("langs", langs), ("limit", limit), ("dataset", dataset)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "options", tuple(sorted(
+            (key, value) for key, value in values.items() if value is not None)))
+
+    def __getattr__(self, name: str):
+        """An option by key (``config.layer``, ``config.bleu_tokenize``): None when unset."""
+        if name.startswith("__") or name == "options":
+            raise AttributeError(name)  # pickle and copy probe before the fields exist
+        for key, value in self.options:
+            if key == name:
+                return value
+        if name in option_keys():
+            return None
+        raise AttributeError(f"ScoringConfig has no field or option {name!r}")
 
     def validated(self) -> "ScoringConfig":
         """A normalised copy, or ConfigError naming the bad field."""
@@ -50,6 +77,8 @@ class ScoringConfig:
         if self.noise not in NOISE_KINDS:
             raise ConfigError(f"unknown noise {self.noise!r}; choose one of "
                               f"{', '.join(NOISE_KINDS)}")
+        config = replace(config, options=metric_options.resolve(config.implementation,
+                                                                dict(config.options)))
         config = config.implementation.validate(config)
         if self.limit is not None and self.limit < 1:
             raise ConfigError("--limit must be at least 1")
@@ -78,7 +107,7 @@ class ScoringConfig:
 
     def signature(self) -> str:
         """metric, its options and versions, ctx, noise, seed: equal signatures, equal scores."""
-        parts = [f"metric:{self.metric}", *self.implementation.signature(self),
+        parts = [f"metric:{self.metric}", *self.implementation.run_signature(self),
                  f"ctx:{self.context}", f"noise:{self.noise}"]
         if self.noise != "none":
             parts.append(f"noisetok:{self.noise_tokenizer_name()}")
@@ -92,24 +121,36 @@ class ScoringConfig:
         return {name: version(name) for name in names}
 
 
+def option_keys() -> list[str]:
+    """Every metric option's key (also a grid key and a ScoringConfig attribute)."""
+    keys = list(metric_options.declared())
+    clash = set(keys) & {f.name for f in fields(ScoringConfig)}
+    if clash:
+        raise TypeError(f"metric option(s) {', '.join(sorted(clash))} clash with ScoringConfig's "
+                        "own fields: rename them")
+    return keys
+
+
 def expand_grid(spec: dict) -> list[ScoringConfig]:
     """``{defaults: {...}, runs: [{metric: [a, b], noise: [...], ...}, ...]}`` -> configs; a list
     value in a run expands into one configuration per element (cartesian product)."""
     if not isinstance(spec, dict) or not isinstance(spec.get("runs"), list):
         raise ConfigError("a grid file is a mapping with a `runs:` list (and optional `defaults:`)")
     defaults = spec.get("defaults") or {}
-    fields = set(ScoringConfig.__dataclass_fields__)
+    known = [f.name for f in fields(ScoringConfig) if f.name != "options"] + option_keys()
     configs = []
     for n, run in enumerate(spec["runs"], 1):
         if not isinstance(run, dict):
             raise ConfigError(f"grid run #{n} is not a mapping: {run!r}")
         merged = {**defaults, **run}
-        unknown = set(merged) - fields
+        unknown = set(merged) - set(known)
         if unknown:
             raise ConfigError(f"grid run #{n}: unknown field(s) {', '.join(sorted(unknown))}; "
-                              f"known: {', '.join(sorted(fields))}")
+                              f"known: {', '.join(known)}")
         keys = list(merged)
         values = [v if isinstance(v, list) and k != "langs" else [v] for k, v in merged.items()]
+        if "metric" not in merged:
+            raise ConfigError(f"grid run #{n} names no metric: {run!r}")
         for combo in itertools.product(*values):
             kwargs = dict(zip(keys, combo))
             if "langs" in kwargs:

@@ -1,9 +1,11 @@
 """The metric interface: what every metric class implements, and the pure scoring step.
 
-A metric (one class each, registered in `metrics.registry.METRICS`, as sacrebleu does) answers
-five questions about a `metrics.config.ScoringConfig`:
+A metric (one class each, registered in `metrics.registry.METRICS`, as sacrebleu does) declares
+its options (`Metric.options`, one :class:`MetricOption` each: `metrics.options` makes the CLI
+flags, grid keys, checks and other metrics' refusals from them) and answers five questions
+about a `metrics.config.ScoringConfig`:
 
-- `validate(config)`: the config with this metric's defaults filled in, or ConfigError;
+- `validate(config)`: what its options cannot say alone (device, dtype...), or ConfigError;
 - `signature(config)`: the metric's part of the run signature (`metrics.config` adds the rest);
 - `prepare(config)`: load the model / tokenizer, once per process (None for lexical metrics);
 - `prepare_run(config, references, stored)`: run-wide inputs (idf, baselines) from the corpus;
@@ -53,6 +55,46 @@ class ConfigError(ValueError):
     """A configuration that cannot run (unknown metric, option that does not apply...)."""
 
 
+OPTION_TYPES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+@dataclass(frozen=True)
+class MetricOption:
+    """One option of a metric, declared in its class's `options`. Its key (the grid key and the
+    ScoringConfig attribute) is ``<metric>_<name>`` and its flag ``--<metric>-<name>``
+    (``bleu_tokenize``, ``--bleu-tokenize``); ``prefix=False`` keeps the bare name (``layer``,
+    ``--layer``), one key for every metric that declares it (``model``).
+
+    ``signature``: ``"auto"`` appends ``name:value`` to the metric's signature when the value is
+    not the default (so runs stored before the option existed keep theirs); ``"own"``: the
+    metric's `signature()` writes it (historical formats); ``"none"``: not part of it.
+    ``inert``: values that metrics without this option accept as a no-op (a grid's defaults may
+    name ``backend: torch`` for lexical metrics too). A ``bool`` option is a switch, off by
+    default (``--idf``)."""
+
+    name: str
+    default: Any = None  # None: unset, the metric decides (the last layer, float16 on a GPU)
+    choices: tuple = ()
+    type: type = str
+    help: str = ""
+    prefix: bool = True
+    signature: str = "auto"
+    inert: tuple = ()
+
+    def __post_init__(self):
+        if self.type not in OPTION_TYPES:
+            raise TypeError(f"option {self.name}: type must be one of str, int, float, bool")
+        if self.signature not in ("auto", "own", "none"):
+            raise TypeError(f"option {self.name}: signature must be auto, own or none")
+        if self.type is bool and self.default is not False:
+            raise TypeError(f"option {self.name}: a bool option is a switch, default False")
+        if self.choices and self.default is not None and self.default not in self.choices:
+            raise TypeError(f"option {self.name}: default {self.default!r} is not a choice")
+
+    def key(self, metric: str) -> str:
+        return f"{metric}_{self.name}" if self.prefix else self.name
+
+
 @dataclass(frozen=True)
 class ScoringItem:
     """One thing to score: a prediction (generation or noise text) against its reference."""
@@ -96,12 +138,26 @@ class Metric:
     # What a generation the model left empty scores: the metric's floor (nothing of the
     # reference is matched), or None for metrics without a floor (likelihoods): an error then.
     empty_prediction_score: Optional[float] = 0.0
+    options: tuple[MetricOption, ...] = ()  # this metric's own options (see MetricOption)
 
     def validate(self, config):
-        raise NotImplementedError
+        """Called after `metrics.options.resolve` checked and filled in the declared options."""
+        return config
+
+    def option_values(self, config) -> dict[str, Any]:
+        """This metric's options in ``config``, by option name (``tokenize``, ``layer``)."""
+        given = dict(config.options)
+        return {o.name: given.get(o.key(self.name), o.default) for o in self.options}
 
     def signature(self, config) -> list[str]:
         raise NotImplementedError
+
+    def run_signature(self, config) -> list[str]:
+        """`signature` and the ``"auto"`` options set away from their defaults, as name:value."""
+        values = self.option_values(config)
+        return self.signature(config) + [
+            f"{o.name}:{_signed(values[o.name])}" for o in self.options
+            if o.signature == "auto" and values[o.name] != o.default]
 
     def tokenizer_name(self, config) -> str:
         """MetricRun.tokenizer."""
@@ -139,6 +195,10 @@ class Metric:
 
     def score_batch(self, config, items: Sequence[ScoringItem], setup) -> list[PairScore]:
         raise NotImplementedError
+
+
+def _signed(value) -> str:
+    return ("yes" if value else "no") if isinstance(value, bool) else str(value)
 
 
 def score_items(config, items: Sequence[ScoringItem], setup=None) -> list[PairScore]:

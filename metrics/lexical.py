@@ -20,11 +20,18 @@ Scores are in [0, 1] (sacrebleu's 0-100 BLEU and chrF are divided by 100).
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 from typing import Callable
 
-from metrics.core import ConfigError, Metric, MetricInputError, PairScore, item_error, require_text
+from metrics.core import (
+    ConfigError,
+    Metric,
+    MetricInputError,
+    MetricOption,
+    PairScore,
+    item_error,
+    require_text,
+)
 from metrics.tokenize import check_language, family_signature, tokenizer_for
 
 BLEU_TOKENIZE = ("comment", "sacrebleu", "13a")
@@ -195,38 +202,20 @@ def _dist_version(name: str) -> str:
 
 # ---------------------------------------------------------------- the metric classes
 
-# a lexical metric's own tokenize choice: config field -> (the metric it belongs to, its values)
-TOKENIZE_OPTIONS = {"bleu_tokenize": ("bleu", BLEU_TOKENIZE), "chrf_tokenize": ("chrf", CHRF_TOKENIZE)}
-
 class LexicalMetric(Metric):
     """A metric on the comment tokenizer: no model, no context variant, noise drawn from the
-    dataset's own vocabulary."""
+    dataset's own vocabulary. Its options reach `pair_function` as keyword arguments, by name."""
 
     lexical = True
     libraries = ("nlcomment-eval", "sacrebleu", "rouge-score", "nltk")
     pair_function: Callable[..., PairScore]
     signature_function: Callable[[], str]
-    tokenize_option: str | None = None  # the config field of this metric's own tokenize choice
 
     def validate(self, config):
-        if config.model or config.layer is not None:
-            raise ConfigError(f"{self.name} is lexical: it takes no --model/--layer")
         if config.context != "none":
             raise ConfigError(f"{self.name} is lexical: context variants apply to neural "
                               "metrics only (the context would be scored as text)")
-        if config.idf or config.rescale != "none":
-            raise ConfigError("--idf and --rescale apply to bertscore only")
-        for field, (owner, _) in TOKENIZE_OPTIONS.items():
-            if getattr(config, field) != "comment" and field != self.tokenize_option:
-                raise ConfigError(f"--{field.replace('_', '-')} applies to {owner} only")
-        if config.backend not in (None, "torch"):  # a grid's default may name one for all
-            raise ConfigError(f"--backend applies to bertscore only, not {self.name}")
-        if self.tokenize_option:
-            value, choices = getattr(config, self.tokenize_option), TOKENIZE_OPTIONS[self.tokenize_option][1]
-            if value not in choices:
-                raise ConfigError(f"--{self.tokenize_option.replace('_', '-')} must be one of "
-                                  f"{', '.join(choices)}, not {value!r}")
-        return replace(config, backend=None)
+        return config
 
     def signature(self, config) -> list[str]:
         return [type(self).signature_function()]
@@ -247,11 +236,8 @@ class LexicalMetric(Metric):
 
         return lexical_noise_tokenizer(lang, lexical_vocabulary(corpus_texts(), lang))
 
-    def pair_options(self, config) -> dict:
-        return {"tokenize": getattr(config, self.tokenize_option)} if self.tokenize_option else {}
-
     def score_batch(self, config, items, setup):
-        function, options = type(self).pair_function, self.pair_options(config)
+        function, options = type(self).pair_function, self.option_values(config)
         out = []
         for item in items:
             try:
@@ -264,7 +250,10 @@ class LexicalMetric(Metric):
 class Bleu(LexicalMetric):
     name = "bleu"
     pair_function = bleu
-    tokenize_option = "bleu_tokenize"
+    options = (MetricOption(
+        "tokenize", "comment", BLEU_TOKENIZE, signature="own",
+        help="comment: the comment tokenizer; sacrebleu: its zh/char/13a, lower-cased; 13a: "
+             "sacrebleu's default, cased (standard MT BLEU)"),)
 
     def signature(self, config) -> list[str]:
         return [bleu_signature(config.bleu_tokenize)]
@@ -296,7 +285,10 @@ class Meteor(LexicalMetric):
 class Chrf(LexicalMetric):
     name = "chrf"
     pair_function = chrf
-    tokenize_option = "chrf_tokenize"
+    options = (MetricOption(
+        "tokenize", "comment", CHRF_TOKENIZE, signature="own",
+        help="comment: the comment tokenizer; none: the text as written, cased (sacrebleu's "
+             "chrF)"),)
 
     def signature(self, config) -> list[str]:
         return [chrf_signature(config.chrf_tokenize)]

@@ -13,7 +13,16 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
 from metrics.context import build_segment
-from metrics.core import ConfigError, Metric, MetricInputError, PairScore, item_error, version
+from metrics.core import (
+    ConfigError,
+    Metric,
+    MetricInputError,
+    MetricOption,
+    PairScore,
+    item_error,
+    version,
+)
+from metrics.encoders import BACKENDS
 
 log = logging.getLogger(__name__)
 
@@ -21,47 +30,35 @@ RESCALE_CHOICES = ("none", "package", "corpus")
 _LOADED: dict = {}  # (metric, model, layer, device, dtype, backend, batch size) -> scorer
 
 
+def model_option(default: str) -> MetricOption:
+    return MetricOption("model", default, prefix=False, signature="own",
+                        help="HF id or local folder")
+
+
+def dtype_option(default: Optional[str], choices: tuple[str, ...]) -> MetricOption:
+    return MetricOption(
+        "dtype", default, choices, prefix=False, signature="own", inert=("float32",),
+        help="the encoder's precision: half precision is faster and less exact; float16 needs "
+             "a GPU (bertscore's default: float16 on a GPU, else float32)")
+
+
+FLOAT32_ONLY = dtype_option("float32", ("float32",))  # half precision is bertscore's alone
+
+
 class NeuralMetric(Metric):
     lexical = False
     libraries = ("nlcomment-eval", "torch", "transformers", "tokenizers")
-    default_model = ""
-    # options only some neural metrics implement
-    takes_layer = takes_half_precision = takes_idf_and_rescale = takes_backend = False
 
     def validate(self, config):
-        if config.layer is not None and not self.takes_layer:
-            raise ConfigError(f"--layer applies to bertscore only, not {self.name}")
         from metrics.bertscore import resolve_dtype
         from models import pick_device
 
         device = pick_device(config.device)
         try:
-            dtype = resolve_dtype(device, self.default_dtype(config.dtype))
+            dtype = resolve_dtype(device, config.dtype)
         except ValueError as exc:
             raise ConfigError(f"--{exc}") from None
-        if dtype != "float32" and not self.takes_half_precision:
-            raise ConfigError("half precision is implemented for bertscore only")
-        if (config.idf or config.rescale != "none") and not self.takes_idf_and_rescale:
-            raise ConfigError("--idf and --rescale apply to bertscore only")
-        if config.bleu_tokenize != "comment":
-            raise ConfigError("--bleu-tokenize applies to bleu only")
-        if config.chrf_tokenize != "comment":
-            raise ConfigError("--chrf-tokenize applies to chrf only")
-        backend = None
-        if self.takes_backend:
-            from metrics.encoders import BackendError, resolve_backend
-
-            try:
-                backend = resolve_backend(device, dtype, config.backend)
-            except BackendError as exc:
-                raise ConfigError(f"--{exc}") from None
-        elif config.backend not in (None, "torch"):
-            raise ConfigError(f"--backend applies to bertscore only, not {self.name}")
-        return replace(config, model=config.model or self.default_model, device=device,
-                       dtype=dtype, backend=backend)
-
-    def default_dtype(self, dtype: Optional[str]) -> Optional[str]:
-        return dtype or "float32"  # half precision is bertscore's alone
+        return replace(config, device=device, dtype=dtype)
 
     def signature(self, config) -> list[str]:
         layer = config.layer if config.layer is not None else "last"
@@ -156,17 +153,29 @@ class BertScoreSetup:
 class BertScore(NeuralMetric):
     name = "bertscore"
     aliases = ("bert_score",)
-    default_model = "intfloat/multilingual-e5-small"
-    takes_layer = takes_half_precision = takes_idf_and_rescale = takes_backend = True
+    options = (
+        model_option("intfloat/multilingual-e5-small"),
+        MetricOption("layer", type=int, prefix=False, signature="own",
+                     help="use the output of this layer (default: the last)"),
+        dtype_option(None, ("float32", "float16", "bfloat16")),
+        MetricOption("backend", None, BACKENDS, prefix=False, signature="own", inert=("torch",),
+                     help="the encoder: onnx (ONNX Runtime, CPU, float32; the default there when "
+                          "onnxruntime is installed) or torch"),
+        MetricOption("idf", False, type=bool, prefix=False, signature="own",
+                     help="idf weighting"),
+        MetricOption("rescale", "none", RESCALE_CHOICES, prefix=False, signature="own",
+                     help="baseline rescaling: package (bert-score's files) or corpus (computed "
+                          "from unrelated reference pairs)"))
 
     def validate(self, config):
-        if config.rescale not in RESCALE_CHOICES:
-            raise ConfigError(f"unknown rescale {config.rescale!r}; choose one of "
-                              f"{', '.join(RESCALE_CHOICES)}")
-        return super().validate(config)
+        from metrics.encoders import BackendError, resolve_backend
 
-    def default_dtype(self, dtype):
-        return dtype  # resolve_dtype: float16 on a GPU, float32 elsewhere
+        config = super().validate(config)
+        try:
+            backend = resolve_backend(config.device, config.dtype, config.backend)
+        except BackendError as exc:
+            raise ConfigError(f"--{exc}") from None
+        return replace(config, backend=backend)
 
     def options_signature(self, config) -> list[str]:
         return [f"idf:{'yes' if config.idf else 'no'}", f"rescale:{config.rescale}"]
@@ -254,7 +263,7 @@ class LikelihoodMetric(NeuralMetric):
 class BartScore(LikelihoodMetric):
     name = "bartscore"
     aliases = ("bart_score",)
-    default_model = "facebook/bart-large-cnn"
+    options = (model_option("facebook/bart-large-cnn"), FLOAT32_ONLY)
 
     def load(self, config, **options):
         from metrics.likelihood import Seq2SeqScorer
@@ -265,7 +274,7 @@ class BartScore(LikelihoodMetric):
 class LMScore(LikelihoodMetric):
     name = "lmscore"
     aliases = ("lm_score",)
-    default_model = "HuggingFaceTB/SmolLM2-135M-Instruct"
+    options = (model_option("HuggingFaceTB/SmolLM2-135M-Instruct"), FLOAT32_ONLY)
 
     def options_signature(self, config) -> list[str]:
         from metrics.likelihood import CAUSAL_PROMPT_VERSION

@@ -1,7 +1,8 @@
 """METRICS: every metric by name, one class each (`metrics.core.Metric`).
 
 Adding a metric is one class (in `metrics.lexical`, `metrics.neural` or a module of its own)
-and one line here; the configuration, the runner, the store and the executors need no change.
+and one line here; the configuration, the CLI flags of its options (`metrics.options`), the
+runner, the store and the executors need no change.
 """
 from __future__ import annotations
 

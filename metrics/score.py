@@ -17,6 +17,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from metrics import options
 from metrics.config import ConfigError, ScoringConfig, load_grid
 from metrics.runner import score_configuration
 
@@ -30,10 +31,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m metrics.score",
         description="Score generations (or noise controls) with a metric and store the scores.")
     parser.add_argument("--metric", help=f"one of: {', '.join(METRICS)}")
-    parser.add_argument("--model", help="HF id or local folder (neural metrics; default: "
-                                        "e5-small for bertscore, SmolLM2 for lmscore)")
-    parser.add_argument("--layer", type=int, help="bertscore: use the output of this layer "
-                                                  "(default: last)")
     parser.add_argument("--context", default="none", help="none | minimal | full")
     parser.add_argument("--noise", default="none", help="none | uniform | targeted")
     parser.add_argument("--seed", type=int, default=0, help="noise / baseline seed")
@@ -42,26 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dataset", help="only this dataset (by name)")
     parser.add_argument("--limit", type=int, help="score at most N items")
     parser.add_argument("--batch-size", type=int)
-    parser.add_argument("--idf", action="store_true", help="bertscore: idf weighting")
-    parser.add_argument("--rescale", default="none",
-                        help="bertscore baseline: none | package (bert-score's files) | corpus "
-                             "(computed from unrelated reference pairs)")
-    parser.add_argument("--bleu-tokenize", default="comment",
-                        help="comment (default) | sacrebleu (its zh/char/13a, lower-cased) | "
-                             "13a (sacrebleu's default, cased: standard MT BLEU)")
-    parser.add_argument("--chrf-tokenize", default="comment",
-                        help="comment (default) | none (the text as written, cased: "
-                             "sacrebleu's chrF)")
     parser.add_argument("--device", help="cpu | cuda | cuda:1 (default: cuda if available)")
-    parser.add_argument("--dtype", help="float32 | float16 (GPU) | bfloat16: bertscore "
-                        "in half precision, faster and less exact (default float16 on GPU)")
-    parser.add_argument("--backend", help="bertscore encoder: torch | onnx (ONNX Runtime, CPU, "
-                        "float32; default onnx there when onnxruntime is installed, else torch)")
     parser.add_argument("--grid", metavar="FILE.yaml", help="run every configuration in a grid")
     parser.add_argument("--retry-errors", action="store_true",
                         help="re-score items whose stored score is an error")
     parser.add_argument("--no-progress", action="store_true")
     add_database_argument(parser)
+    options.add_arguments(parser)  # each metric's options (metrics.options), grouped by metric
     add_executor_arguments(parser)  # --executor inprocess|process|ray, --workers, --address
     return parser
 
@@ -91,12 +75,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             configs = load_grid(args.grid)
         elif args.metric:
             configs = [ScoringConfig(
-                metric=args.metric, model=args.model, layer=args.layer, context=args.context,
-                noise=args.noise, seed=args.seed, idf=args.idf, rescale=args.rescale,
-                bleu_tokenize=args.bleu_tokenize, chrf_tokenize=args.chrf_tokenize,
-                dtype=args.dtype, backend=args.backend, device=args.device,
-                batch_size=args.batch_size, langs=tuple(args.lang), limit=args.limit,
-                dataset=args.dataset).validated()]
+                args.metric, context=args.context, noise=args.noise, seed=args.seed,
+                device=args.device, batch_size=args.batch_size, langs=tuple(args.lang),
+                limit=args.limit, dataset=args.dataset, **options.from_args(args)).validated()]
         else:
             parser.error("give --metric (see --help) or --grid FILE.yaml")
         status = 0

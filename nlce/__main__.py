@@ -16,9 +16,11 @@ COMMANDS: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {
     ("corpus", "generate"): ("corpus.generate", (), "FIM-generate comments for the targets"),
     ("annotate",): ("annotate.__main__", (), "start the labelling app"),
     ("metrics", "score"): ("metrics.score", (), "score generations with a metric or a grid"),
-    ("metrics", "align"): ("metrics.align.__main__", (), "align metrics and judges with the humans"),
+    ("align",): ("align.__main__", (), "align metrics and judges with the humans"),
+    ("metrics", "align"): ("align.__main__", (), "the old name of `nlce align`"),
     ("judges", "run"): ("judges.run", (), "run an LLM judge over targets"),
     ("judges", "report"): ("judges.report", (), "report judge runs against the humans"),
+    ("judges", "import"): ("judges.importer", (), "import judge results (the study's layout)"),
 }
 
 

@@ -230,39 +230,66 @@ class Taxonomy:
             raise TaxonomyError(f"invalid taxonomy codes for {self.version}: {', '.join(bad)}")
         return tuple(out)
 
+    def resolve_code(self, raw: str, variant: str | None = None, *,
+                     other_releases: bool = False) -> tuple[str, str | None]:
+        """One code as this version means it: (canonical id, name of the variant whose mapping
+        gave it, or None). The one mapping of other releases' codes, for imports and judges.
+
+        `variant`: the release `raw` was labelled with (None or this version: this one). With
+        `other_releases`, an id this version does not have is looked up in every variant's
+        mapping (the study's ST-IF1, LG-GR6, E): a judge answering in another release's codes.
+        Raises TaxonomyError saying why: not a code, unknown, or a group or category ("assign
+        one of its leaves").
+        """
+        try:
+            cid = normalise_code(raw)
+        except TaxonomyError:
+            raise TaxonomyError(f"{raw!r} is not a code") from None
+        spec = None if variant in (None, self.version) else self.variants.get(variant)
+        if variant not in (None, self.version) and spec is None:
+            known = ", ".join(sorted(self.variants)) or "none loaded"
+            raise TaxonomyError(f"unknown taxonomy variant {variant!r} (known: {known})")
+        if spec is not None and cid in spec.mapping:
+            return spec.mapping[cid], spec.name
+        code = self.codes.get(cid)
+        if code is not None and (spec is None or spec.carry_over):
+            if not code.labelable:
+                raise TaxonomyError(f"{raw!r} is a {code.level}; assign one of its leaves")
+            return cid, None
+        if spec is None and other_releases:
+            targets = {v.mapping[cid]: v.name for v in self.variants.values() if cid in v.mapping}
+            if len(targets) == 1:
+                return next(iter(targets.items()))
+        where = f"variant {variant!r} (mapping onto {self.version})" if spec else self.version
+        raise TaxonomyError(f"unknown code {raw!r} in {where}")
+
     def map_variant(self, codes: Iterable[str], variant: str = "variant-gr6") -> tuple[str, ...]:
         """Codes labelled with another release mapped onto this version (many-to-one).
 
         Input spellings are normalised; the result is canonical, in input order, without
-        duplicates. A code the variant does not know raises TaxonomyError naming it.
-        Passing this taxonomy's own version as `variant` just validates the codes.
+        duplicates. A code the variant does not know, or a group, raises TaxonomyError naming
+        it. Passing this taxonomy's own version as `variant` just validates the codes.
         """
         if isinstance(codes, str):
             codes = [codes]
         if variant == self.version:
             return self.validate_codes(codes)
-        spec = self.variants.get(variant)
-        if spec is None:
+        if variant not in self.variants:
             known = ", ".join(sorted(self.variants)) or "none loaded"
             raise TaxonomyError(f"unknown taxonomy variant {variant!r} (known: {known})")
         out: list[str] = []
         bad: list[str] = []
         for raw in codes:
             try:
-                cid = normalise_code(raw)
-            except TaxonomyError:
-                bad.append(repr(raw))
+                target, _ = self.resolve_code(raw, variant)
+            except TaxonomyError as exc:
+                group = str(exc).endswith("assign one of its leaves")
+                bad.append(f"{raw!r} ({'a group; assign one of its leaves' if group else 'unknown'})")
                 continue
-            target = spec.mapping.get(cid)
-            if target is None and spec.carry_over and cid in self.codes \
-                    and self.codes[cid].labelable:
-                target = cid
-            if target is None:
-                bad.append(repr(raw))
-            elif target not in out:
+            if target not in out:
                 out.append(target)
         if bad:
-            raise TaxonomyError(f"unknown code(s) {', '.join(bad)} in variant {variant!r} "
+            raise TaxonomyError(f"invalid code(s) {', '.join(bad)} in variant {variant!r} "
                                 f"(mapping onto {self.version})")
         return tuple(out)
 

@@ -1,4 +1,4 @@
-"""Reading a report page (report.html of `judges.report` and `metrics.align`) back in tests: its
+"""Reading a report page (report.html of `judges.report` and `align`) back in tests: its
 sections by id, their tables as rows of cell texts, and their images (stdlib `html.parser`)."""
 from __future__ import annotations
 

@@ -243,7 +243,7 @@ class LanguageAgreement:
 
 def agreement_by_language(labels: Sequence[HumanLabel], codes: Sequence[str]
                           ) -> list[LanguageAgreement]:
-    """Inter-annotator agreement per language, with the statistics of `metrics.align`:
+    """Inter-annotator agreement per language, with the statistics of `align`:
     quadratically weighted kappa per pair, Krippendorff's alpha (ordinal) for more than two
     annotators, and per code the alpha of presence/absence and the mean pairwise F1."""
     import pandas as pd

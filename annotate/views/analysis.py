@@ -1,5 +1,5 @@
 """Lead: how the automatic metrics and judges agree with the humans. Everything is computed by
-metrics.align (imported lazily: the app works without it) and only shown here."""
+`align` (imported lazily: the app works without it) and only shown here."""
 from __future__ import annotations
 
 import importlib
@@ -15,8 +15,8 @@ POLICY_CHOICES = ["auto", "gold-else-expert", "gold", "expert", "majority", "gol
 ui.require_lead()
 st.header(t("analysis.header"))
 try:
-    pipeline = importlib.import_module("metrics.align.pipeline")
-    report_module = importlib.import_module("metrics.align.report")
+    pipeline = importlib.import_module("align.pipeline")
+    report_module = importlib.import_module("align.report")
 except ImportError as error:
     st.info(t("analysis.unavailable", error=error))
     st.stop()

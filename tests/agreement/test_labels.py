@@ -1,5 +1,5 @@
 """The label policy (agreement.labels): each named policy on a hand-worked case, and the app,
-judges.report and metrics.align giving the same labels for a policy on the demo database."""
+judges.report and `align` giving the same labels for a policy on the demo database."""
 from __future__ import annotations
 
 import pytest
@@ -91,10 +91,10 @@ def demo_url(tmp_path_factory):
 @pytest.mark.parametrize("policy", ["auto", "gold-else-expert", "majority", "gold-else-agreed",
                                     "annotator:anna"])
 def test_the_three_callers_give_the_same_labels(demo_url, policy):
+    from align.data import load_human_labels
     from annotate import service
     from db.engine import session_scope
     from judges.report import human_labels
-    from metrics.align.data import load_human_labels
 
     truth = {g: (r.accuracy, r.codes) for g, r in load_labels(demo_url, policy).items()}
     assert truth  # the demo has labels under every one of these policies

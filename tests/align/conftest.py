@@ -1,4 +1,4 @@
-"""Fixtures of the metrics.align tests: a small filled database (see align_testkit.py)."""
+"""Fixtures of the align tests: a small filled database (see align_testkit.py)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""`python -m metrics.align` on a small database filled in the test."""
+"""`python -m align` on a small database filled in the test."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from metrics.align.__main__ import main
+from align.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,7 @@ def test_cli_on_an_empty_database_says_what_is_missing(db_url, tmp_path, capsys)
 
 
 def test_help_is_fast_and_imports_no_torch():
-    probe = ("import sys, time; t = time.perf_counter(); import metrics.align.__main__ as m; "
+    probe = ("import sys, time; t = time.perf_counter(); import align.__main__ as m; "
              "m.build_parser().format_help(); "
              "print(time.perf_counter() - t, 'torch' in sys.modules, "
              "'matplotlib' in sys.modules)")
@@ -84,3 +84,14 @@ def test_help_is_fast_and_imports_no_torch():
     seconds, torch_loaded, mpl_loaded = result.stdout.split()
     assert torch_loaded == "False" and mpl_loaded == "False"
     assert float(seconds) < 5
+
+
+def test_old_name_metrics_align_runs_align(align_db, tmp_path):
+    """`python -m metrics.align` (the name before align became its own stage) still works."""
+    result = subprocess.run([sys.executable, "-m", "metrics.align", "--db", align_db["url"],
+                             "--out", str(tmp_path), "--format", "csv", "--no-figures",
+                             "--bootstrap", "0", "--slice", "all"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("key,") and "goodmetric" in result.stdout
+    assert (tmp_path / "kappa.csv").is_file()

@@ -1,4 +1,4 @@
-"""`python -m metrics.align --demo`: the demo grid fits the scoring runner's contract, the demo
+"""`python -m align --demo`: the demo grid fits the scoring runner's contract, the demo
 database is built when missing, and scoring is skipped when the demo scores are there."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from rich.console import Console
 from sqlalchemy import select
 from sqlmodel import Session
 
+from align.__main__ import main
+from align.demo import DEMO_CONTEXTS, demo_grid, prepare_demo
 from db import get_engine
 from db.models import Generation, MetricRun, MetricScore
-from metrics.align.__main__ import main
-from metrics.align.demo import DEMO_CONTEXTS, demo_grid, prepare_demo
 
 
 def test_demo_grid_is_accepted_by_the_scoring_runner():

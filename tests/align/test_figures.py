@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from metrics.align import figures
-from metrics.align.analysis import align_metrics
-from metrics.align.kde import fit_kde_thresholds
+from align import figures
+from align.analysis import align_metrics
+from align.kde import fit_kde_thresholds
 
 
 def test_kde_classifier_plot_marks_every_threshold_and_shades_every_interval():

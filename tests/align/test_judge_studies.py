@@ -1,4 +1,4 @@
-"""`metrics.align` shows the three judge robustness studies (agreement.robustness) in its JSON, CSVs
+"""`align` shows the three judge robustness studies (agreement.robustness) in its JSON, CSVs
 and report.html, on a database written here by hand (db.models, no judge package involved).
 
 Four Dutch generations, the expert's labels: g1 correct, g2 partial, g3 incorrect, g4 correct.
@@ -95,7 +95,7 @@ def studies_db(tmp_path):
 
 
 def test_metrics_align_reports_the_three_studies(studies_db, tmp_path):
-    from metrics.align.__main__ import main
+    from align.__main__ import main
 
     out = tmp_path / "align"
     assert main(["--db", studies_db, "--out", str(out), "--bootstrap", "0", "--slice", "all",

@@ -9,9 +9,9 @@ import pytest
 from scipy.stats import gaussian_kde, norm
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.align.evaluation import evaluate, fit_and_evaluate, noise_separation
-from metrics.align.kde import class_log_densities, fit_kde_thresholds, parse_bandwidth
-from metrics.align.thresholds import Thresholds, load_thresholds, save_thresholds
+from align.evaluation import evaluate, fit_and_evaluate, noise_separation
+from align.kde import class_log_densities, fit_kde_thresholds, parse_bandwidth
+from align.thresholds import Thresholds, load_thresholds, save_thresholds
 from taxonomy import ACCURACY_LABELS
 
 LABELS = ACCURACY_LABELS

@@ -9,12 +9,12 @@ import pytest
 from align_testkit import fill_align_db
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.align import data
-from metrics.align.analysis import context_effect
-from metrics.align.families import load_model_families, model_group
-from metrics.align.pipeline import AlignOptions, parse_split, run_alignment
-from metrics.align.report import write_report
-from metrics.align.thresholds import load_thresholds
+from align import data
+from align.analysis import context_effect
+from align.families import load_model_families, model_group
+from align.pipeline import AlignOptions, parse_split, run_alignment
+from align.report import write_report
+from align.thresholds import load_thresholds
 from taxonomy import ACCURACY_LABELS
 
 GOOD = "goodmetric[intfloat/multilingual-e5-small,L8,none]"

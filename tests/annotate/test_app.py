@@ -266,7 +266,7 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
     at.button(key="analysis_run").click().run(timeout=120)
     assert not at.exception, at.exception
     shown = [h.value for h in at.subheader] + [e.value for e in at.error]
-    assert shown  # metrics.align's tables, or its own message when there is nothing to align
+    assert shown  # align's tables, or its own message when there is nothing to align
 
 
 def test_oidc_sign_in_maps_the_email_to_an_account(app_db):

@@ -65,7 +65,7 @@ def assert_one_database_line(result, url_start: str) -> None:
 
 
 COMMANDS_WITH_DB = [["db", "info"], ["db", "import", "{jsonl}"], ["annotate", "--demo"],
-                    ["metrics.align"], ["judges.report"], ["metrics.score", "--metric", "bleu"]]
+                    ["align"], ["judges.report"], ["metrics.score", "--metric", "bleu"]]
 
 
 @pytest.mark.parametrize("args", COMMANDS_WITH_DB, ids=lambda a: " ".join(a[:2]))
@@ -74,7 +74,7 @@ def test_stopped_postgres_is_one_line_and_exit_2(args, stopped_postgres_url, pro
     assert_one_database_line(run(args), "postgresql+psycopg://nlce:***@127.0.0.1:")
 
 
-@pytest.mark.parametrize("args", [["db", "info"], ["metrics.align"]], ids=" ".join)
+@pytest.mark.parametrize("args", [["db", "info"], ["align"]], ids=" ".join)
 def test_nlce_says_the_same_as_python_dash_m(args, stopped_postgres_url):
     args = [*args, "--db", stopped_postgres_url]
     direct, via_nlce = run(args), run(args, via_nlce=True)

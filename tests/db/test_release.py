@@ -112,6 +112,19 @@ def test_taxonomy_variant_codes_are_mapped(tmp_path, db_url):
     assert labels[("nl-001", "bigcode/starcoder2-7b")] == ("partial", {"LG-GR4", "ST-IF"})
 
 
+def test_variant_meta_codes_map_and_a_group_is_named_a_group(tmp_path, db_url):
+    rows = release_rows()[:1]
+    rows[0]["error_codes_bigcode/starcoder2-7b"] = "E, SE-MD"
+    _import(db_url, [write_release(tmp_path / "nl.jsonl", rows)], taxonomy_variant="variant-gr6")
+    assert _expert_labels(db_url)[("nl-001", "bigcode/starcoder2-7b")] == ("partial",
+                                                                           {"EX", "SE-MD"})
+    rows[0]["error_codes_bigcode/starcoder2-7b"] = "MS-RE"
+    with pytest.raises(ImportFailed) as caught:
+        _import(db_url, [write_release(tmp_path / "nl2.jsonl", rows)],
+                taxonomy_variant="variant-gr6", lang="nl")
+    assert "'MS-RE' (a group; assign one of its leaves)" in caught.value.message
+
+
 @pytest.mark.parametrize("change, location, field, message", [
     (lambda rows: rows[1].update(original_comment="# komt niet voor in het bestand"),
      "row 2", "original_comment", "not found"),

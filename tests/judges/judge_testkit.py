@@ -27,12 +27,16 @@ def completion_body(content: str | None, finish_reason: str = "stop", refusal: s
 
 def reply(content: str | None = None, *, status: int = 200, finish_reason: str = "stop",
           refusal: str | None = None, headers: dict | None = None, delay: float = 0.0,
-          body: dict | None = None, raw: bytes | None = None) -> dict:
-    """One scripted HTTP answer; `raw` is sent as the body byte for byte (e.g. broken JSON)."""
+          body: dict | None = None, raw: bytes | None = None,
+          content_type: str = "application/json", close: bool = False) -> dict:
+    """One scripted HTTP answer; `raw` is sent as the body byte for byte (e.g. broken JSON, an
+    HTML page with `content_type="text/html"`); `close`: the server reads the request and
+    closes the connection without answering."""
     if body is None:
         body = (completion_body(content, finish_reason, refusal) if status == 200
                 else {"error": {"message": content or f"HTTP {status}", "type": "test"}})
-    return {"status": status, "body": body, "headers": headers or {}, "delay": delay, "raw": raw}
+    return {"status": status, "body": body, "headers": headers or {}, "delay": delay, "raw": raw,
+            "content_type": content_type, "close": close}
 
 
 def llama_cpp_python_like(answer: Callable[[dict], dict]) -> Callable[[dict], dict]:
@@ -92,10 +96,14 @@ class ChatServer:
             def _answer(self, answer):
                 if answer["delay"]:
                     time.sleep(answer["delay"])
+                if answer.get("close"):  # hang up without a status line
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 payload = answer.get("raw") or json.dumps(answer["body"]).encode()
                 try:
                     self.send_response(answer["status"])
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", answer.get("content_type", "application/json"))
                     self.send_header("Content-Length", str(len(payload)))
                     for key, value in answer["headers"].items():
                         self.send_header(key, value)

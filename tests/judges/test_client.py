@@ -6,10 +6,11 @@ import time
 import pytest
 from judge_testkit import reply
 
+from judges.cache import ResponseCache
 from judges.client import (
+    EndpointUnusable,
     JudgeClient,
     OpenAIBackend,
-    ResponseCache,
     SamplingParams,
     backoff_seconds,
     read_api_key,
@@ -160,3 +161,36 @@ def test_max_completion_tokens_when_the_endpoint_asks_for_it(chat_server):
     assert chat_server.requests[1]["max_completion_tokens"] == 123
     client.complete([{"role": "user", "content": "next"}], None)  # remembered: one call
     assert chat_server.calls == 3 and chat_server.requests[2]["max_completion_tokens"] == 123
+
+
+def test_a_200_that_is_not_json_says_what_came_back(chat_server):
+    page = b"<!DOCTYPE html><html><head><title>Sign in to the proxy</title></head><body>...</body>"
+    chat_server.script = [reply(raw=page, content_type="text/html; charset=utf-8")]
+    result = make_client(chat_server).complete(MESSAGES, None)
+    assert result.content is None
+    assert result.error.startswith("not JSON (text/html): <!DOCTYPE html><html><head><title>Sign in")
+    assert "no choices" not in result.error
+
+
+def test_a_json_answer_without_choices_shows_the_body(chat_server):
+    chat_server.script = [reply(body={"id": "x", "object": "chat.completion", "choices": [],
+                                      "note": "quota exceeded"})]
+    result = make_client(chat_server).complete(MESSAGES, None)
+    assert result.error.startswith("the answer has no choices: ") and "quota exceeded" in result.error
+
+
+def test_a_server_that_hangs_up_was_reached(chat_server):
+    chat_server.script = [reply(close=True), reply(close=True)]
+    with pytest.raises(EndpointUnusable) as info:
+        make_client(chat_server).complete(MESSAGES, None)
+    assert str(info.value) == f"{chat_server.base_url} closed the connection without answering"
+    assert chat_server.calls == 2  # asked once more before giving up
+
+
+def test_a_hang_up_after_answers_is_retried_and_named(chat_server):
+    chat_server.script = [reply("{}"), reply(close=True), reply('{"ok": 1}')]
+    client = make_client(chat_server)
+    assert client.complete(MESSAGES, None).error is None
+    result = client.complete(MESSAGES, None)
+    assert result.error is None and result.content == '{"ok": 1}'
+    assert result.notes[0]["reason"] == "the server closed the connection without answering"

@@ -12,7 +12,8 @@ from sqlmodel import select
 from agreement.statistics import weighted_kappa
 from db import models
 from db.engine import session_scope
-from judges.client import JudgeClient, OpenAIBackend, ResponseCache, SamplingParams
+from judges.cache import ResponseCache
+from judges.client import JudgeClient, OpenAIBackend, SamplingParams
 from judges.i18n import texts
 from judges.order import presentation_order
 from judges.runner import RunConfig, run_judge

@@ -9,7 +9,8 @@ from sqlmodel import select
 
 from db import models
 from db.engine import session_scope
-from judges.client import JudgeClient, LocalBackend, ResponseCache, SamplingParams
+from judges.cache import ResponseCache
+from judges.client import JudgeClient, LocalBackend, SamplingParams
 from judges.parse import parse_response
 from judges.prompts import offered_codes
 from judges.runner import RunConfig, run_judge

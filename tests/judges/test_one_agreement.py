@@ -1,5 +1,5 @@
-"""One judge run, one set of numbers: `judges.report`, `python -m metrics.align` and the app's
-analysis page (`metrics.align.pipeline.run_alignment`) show the same configurations, kappa, n
+"""One judge run, one set of numbers: `judges.report`, `python -m align` and the app's
+analysis page (`align.pipeline.run_alignment`) show the same configurations, kappa, n
 and failure counts, because all three go through `agreement` (issues 16 and 19).
 
 Real judge runs (judges.runner against the local chat-completions server of judge_testkit.py)
@@ -98,9 +98,9 @@ def _csv(path) -> list[dict]:
 
 
 def test_one_run_shows_one_kappa_and_n_everywhere(three_runs, tmp_path, capsys):
+    from align.__main__ import main as align_main
+    from align.pipeline import AlignOptions, run_alignment
     from judges import report as judge_report
-    from metrics.align.__main__ import main as align_main
-    from metrics.align.pipeline import AlignOptions, run_alignment
 
     url = three_runs
     expected = _expected(url)
@@ -113,7 +113,7 @@ def test_one_run_shows_one_kappa_and_n_everywhere(three_runs, tmp_path, capsys):
     report_kappa = {r["key"]: r for r in _csv(tmp_path / "jr" / "kappa.csv")}
     report_rates = {r["key"]: r for r in _csv(tmp_path / "jr" / "failure_rates.csv")}
 
-    # python -m metrics.align (its JSON on stdout)
+    # python -m align (its JSON on stdout)
     assert align_main(["--db", url, "--format", "json", "--out", str(tmp_path / "ma"),
                        "--no-figures", "--slice", "all", "--bootstrap", "200"]) == 0
     align_json = json.loads(capsys.readouterr().out)

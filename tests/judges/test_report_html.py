@@ -1,4 +1,4 @@
-"""report.html of `judges.report --out` and of `metrics.align --out`: every figure that was written
+"""report.html of `judges.report --out` and of `align --out`: every figure that was written
 is on the page as a PNG, each robustness study has its section with a figure and a table whose
 numbers are the CSV's, and both reports show the same study numbers for the same runs (one
 grouping, `agreement.robustness`). Runs: conftest's `judged` (scripted server, hand-worked labels
@@ -123,8 +123,8 @@ def _by(rows: list[dict], *keys: str) -> dict:
 
 
 def test_metrics_align_shows_the_same_study_numbers_as_judges_report(judged, tmp_path):
+    from align.__main__ import main as align_main
     from judges.report import main as report_main
-    from metrics.align.__main__ import main as align_main
 
     db_url, _ = judged
     judges_out, align_out = tmp_path / "judges", tmp_path / "align"

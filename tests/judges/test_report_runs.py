@@ -50,6 +50,11 @@ def test_settings_and_templates_make_separate_runs_that_the_report_tells_apart(
     printed = capsys.readouterr().out
     assert "Runs: the settings that tell them apart" in printed
     assert f"sha256:{sha[:12]}" in printed and "unknown" in printed and "$0.2800" in printed
+    # the key column shows each run's whole name, "[...]" included (Rich markup once ate it)
+    shown = "".join(line.strip("│ ") for line in printed.splitlines())
+    keys = list(built["kappa"]["key"])
+    assert len(set(keys)) == 3 and all("[" in key for key in keys)
+    assert all(key.replace(" ", "") in shown.replace(" ", "") for key in keys), keys
 
 
 def test_a_bad_template_file_is_one_line_and_exit_2(judge_db, tmp_path, capsys):

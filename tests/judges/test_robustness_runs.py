@@ -61,8 +61,8 @@ def test_code_mix_rejects_an_english_prompt(judge_db, capsys):
 
 
 def test_metrics_align_shows_the_same_stability(judged):
-    from metrics.align.pipeline import AlignOptions, run_alignment
-    from metrics.align.report import tables
+    from align.pipeline import AlignOptions, run_alignment
+    from align.report import tables
 
     db_url, _ = judged
     aligned = run_alignment(db_url, AlignOptions(bootstrap=0, slices=("all",)))

@@ -55,7 +55,7 @@ def test_pairs_import_score_and_align_without_files(tmp_path, db_url, capsys):
     out = capsys.readouterr().out
     assert f"{n} scored" in out and "0 errors" in out.replace(",", "")
 
-    from metrics.align.__main__ import main as align_main
+    from align.__main__ import main as align_main
 
     report = tmp_path / "align"
     assert align_main(["--db", db_url, "--out", str(report), "--format", "json", "--no-figures",
@@ -114,7 +114,7 @@ def test_align_keeps_datasets_apart(tmp_path, db_url, capsys):
                     "--db", db_url]) == 0
     assert score_main(["--metric", "chrf", "--db", db_url, "--no-progress"]) == 0
 
-    from metrics.align.__main__ import main as align_main
+    from align.__main__ import main as align_main
 
     def kappa_rows(*extra):
         out = tmp_path / f"align{len(extra)}"

@@ -55,5 +55,5 @@ def test_a_new_metric_is_one_class(registered, scoring_db):
     assert (summary.selected, summary.scored, summary.errors, summary.noise_created) == (5, 5, 0, 5)
     summary = score_configuration(ScoringConfig("same_length"), scoring_db, progress=False)
     assert (summary.scored, summary.errors) == (10, 0)
-    with pytest.raises(ConfigError, match="same_length is lexical: it takes no --model"):
+    with pytest.raises(ConfigError, match="--model applies to .* only, not same_length"):
         ScoringConfig("same_length", model="x").validated()

@@ -1,11 +1,11 @@
-"""The scoring runner: configurations, signatures, grids, the database shell and the CLI."""
+"""metrics/runner.py and metrics/score.py: runs stored, resumed and reused, and the CLI
+(configurations: test_config.py; the pure scoring step: test_core.py)."""
 from __future__ import annotations
 
 import pytest
 from sqlalchemy import func, select
 
-from metrics.config import ConfigError, ScoringConfig, expand_grid, load_grid
-from metrics.core import ScoringItem, score_items
+from metrics.config import ScoringConfig
 from metrics.runner import score_configuration, score_grid
 from metrics.score import main
 
@@ -18,76 +18,6 @@ def _count(url, model, **where):
         for key, value in where.items():
             stmt = stmt.where(getattr(model, key) == value)
         return session.execute(stmt).scalar_one()
-
-
-# ---------------------------------------------------------------- configurations
-
-def test_config_validation_gives_clear_messages():
-    with pytest.raises(ConfigError, match="unknown metric 'blue'.*bleu"):
-        ScoringConfig(metric="blue").validated()
-    with pytest.raises(ConfigError, match="lexical: it takes no --model"):
-        ScoringConfig(metric="bleu", model="x").validated()
-    with pytest.raises(ConfigError, match="context variants apply to neural"):
-        ScoringConfig(metric="chrf", context="full").validated()
-    with pytest.raises(ConfigError, match="unknown noise 'gauss'"):
-        ScoringConfig(metric="bleu", noise="gauss").validated()
-    with pytest.raises(ConfigError, match="unknown context variant"):
-        ScoringConfig(metric="bertscore", context="whole").validated()
-    with pytest.raises(ConfigError, match="--layer applies to bertscore only"):
-        ScoringConfig(metric="lmscore", layer=3).validated()
-    with pytest.raises(ConfigError, match="for GPUs"):
-        ScoringConfig(metric="bertscore", device="cpu", dtype="float16").validated()
-    fast = ScoringConfig(metric="bertscore", device="cpu", dtype="bfloat16").validated()
-    assert fast.dtype == "bfloat16" and "dtype:bfloat16" in fast.signature()
-
-
-def test_signature_names_everything_that_changes_a_score():
-    base = ScoringConfig(metric="bertscore", layer=9, context="full", device="cpu").validated()
-    sig = base.signature()
-    for part in ("metric:bertscore", "model:intfloat/multilingual-e5-small", "layer:9",
-                 "ctx:full", "noise:none", "seed:0", "dtype:float32", "idf:no", "transformers-"):
-        assert part in sig
-    assert sig == ScoringConfig(metric="bert-score", layer=9, context="full",
-                                device="cpu").validated().signature()
-    # how a run is executed does not change its signature; what is computed does
-    assert sig == ScoringConfig(metric="bertscore", layer=9, context="full", device="cpu",
-                                batch_size=7, limit=3, langs=("pl",)).validated().signature()
-    assert sig != ScoringConfig(metric="bertscore", layer=8, context="full",
-                                device="cpu").validated().signature()
-    noisy = ScoringConfig(metric="bleu", noise="uniform", seed=3).validated().signature()
-    assert "noise:uniform" in noisy and "seed:3" in noisy and "tok:comment-intl-v1" in noisy
-
-
-def test_grid_expands_lists(tmp_path):
-    configs = expand_grid({"defaults": {"seed": 1},
-                           "runs": [{"metric": ["bleu", "chrf"], "noise": ["none", "uniform"]},
-                                    {"metric": "bertscore", "layer": 9,
-                                     "context": ["none", "full"], "device": "cpu"}]})
-    assert len(configs) == 6 and all(c.seed == 1 for c in configs)
-    assert {(c.metric, c.noise) for c in configs[:4]} == {
-        ("bleu", "none"), ("bleu", "uniform"), ("chrf", "none"), ("chrf", "uniform")}
-    bad = tmp_path / "grid.yaml"
-    bad.write_text("runs:\n  - metric: bleu\n    colour: red\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="grid.yaml: grid run #1: unknown field.*colour"):
-        load_grid(str(bad))
-    bad.write_text("runs: [metric: bleu\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="not valid YAML"):
-        load_grid(str(bad))
-
-
-# ---------------------------------------------------------------- the pure core
-
-def test_score_items_one_bad_item_never_aborts():
-    items = [ScoringItem("generation", 1, 1, "Zwraca sumę", "Zwraca sumę", "pl"),
-             ScoringItem("generation", 2, 1, "", "Zwraca sumę", "pl"),
-             ScoringItem("generation", 3, 1, "สวัสดี", "สวัสดี", "th"),
-             ScoringItem("generation", 4, 1, "计算总价", "计算商品总价", "zh")]
-    scores = score_items(ScoringConfig(metric="rouge_l").validated(), items)
-    assert scores[0].f == 1.0
-    assert (scores[1].f, scores[1].error, scores[1].details) == (0.0, None,
-                                                                 {"empty_prediction": True})
-    assert "Thai" in scores[2].error
-    assert scores[3].f == pytest.approx(2 * 1 * (4 / 6) / (1 + 4 / 6))
 
 
 # ---------------------------------------------------------------- the database shell

@@ -4,11 +4,9 @@ sentences where the comment tokenizer's lower-casing would differ. Scores are sa
 BLEU is capped at 1.0 (sacrebleu can return 100.00000000000004 for an identical pair)."""
 from __future__ import annotations
 
-import pytest
 import sacrebleu
 from sqlalchemy import select
 
-from metrics.config import ConfigError, ScoringConfig
 from metrics.lexical import bleu, chrf
 from metrics.score import main
 
@@ -66,11 +64,3 @@ def test_every_demo_item_equals_sacrebleu(db_url, capsys):
             expected = min(cap, reference_score(prediction, [reference]).score / 100)
             assert f == expected, prediction
 
-
-def test_options_apply_to_their_metric_only():
-    with pytest.raises(ConfigError, match="--chrf-tokenize applies to chrf only"):
-        ScoringConfig("bleu", chrf_tokenize="none").validated()
-    with pytest.raises(ConfigError, match="--bleu-tokenize must be one of comment, sacrebleu, 13a"):
-        ScoringConfig("bleu", bleu_tokenize="14a").validated()
-    with pytest.raises(ConfigError, match="--chrf-tokenize must be one of comment, none"):
-        ScoringConfig("chrf", chrf_tokenize="13a").validated()

@@ -1,7 +1,9 @@
 """Run signatures are the MetricRun's unique key: a refactor that changes one byte of them makes
 every existing database score its finished runs again. These are the signatures commit 993aff5
-built (tests/metrics/data/signatures_993aff5.txt, library versions as placeholders), rebuilt
-here from the study grid and from a few configurations with the options the grid leaves out."""
+built (tests/metrics/data/signatures_993aff5.txt) and main 861848c built for every metric with
+non-default options and noise before the options moved onto the metric classes
+(signatures_861848c.txt), library versions as placeholders, rebuilt here from the study grid and
+from the recorded configurations."""
 from __future__ import annotations
 
 import importlib.metadata
@@ -11,16 +13,19 @@ from pathlib import Path
 import yaml
 
 from metrics.config import ScoringConfig, expand_grid
+from metrics.registry import METRICS, metric_name
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDED = Path(__file__).parent / "data" / "signatures_993aff5.txt"
+RECORDED = sorted((Path(__file__).parent / "data").glob("signatures_*.txt"))
 
 
 def _recorded():
     versions = {name.replace("-", "_"): importlib.metadata.version(name)
-                for name in ("sacrebleu", "nltk", "torch", "transformers", "rouge-score")}
+                for name in ("sacrebleu", "nltk", "torch", "transformers", "rouge-score",
+                             "onnxruntime")}
     grid, extra = [], []
-    for line in RECORDED.read_text(encoding="utf-8").splitlines():
+    lines = [line for path in RECORDED for line in path.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
         if not line or line.startswith("#"):
             continue
         kind, *fields = line.split("\t")
@@ -42,7 +47,8 @@ def test_study_grid_signatures_are_unchanged():
 
 def test_option_signatures_are_unchanged():
     _, extra = _recorded()
-    assert len(extra) >= 8
+    assert len(extra) >= 26
+    assert {metric_name(json.loads(options)["metric"]) for options, _ in extra} == set(METRICS)
     for options, signature in extra:
         fields = json.loads(options)
         if fields.get("metric") == "bertscore":

@@ -303,6 +303,31 @@ def test_map_variant_errors(tax):
     assert "variant-gr6" in str(info.value)
     with pytest.raises(TaxonomyError, match="MS-ME"):  # a group is not a label in any release
         tax.map_variant(["MS-ME"])
+    with pytest.raises(TaxonomyError) as info:  # ... and says so, rather than "unknown"
+        tax.map_variant(["MS-RE", "LG-GR7"])
+    assert "'MS-RE' (a group; assign one of its leaves)" in str(info.value)
+    assert "'LG-GR7' (unknown)" in str(info.value)
+
+
+def test_the_variants_one_letter_meta_codes(tax):
+    assert tax.map_variant(["E", "m", "SE-MD"]) == ("EX", "MISC", "SE-MD")
+
+
+def test_resolve_code_is_the_one_mapping_for_imports_and_judges(tax):
+    assert tax.resolve_code("lg_gr5") == ("LG-GR5", None)  # this release: cohesion
+    assert tax.resolve_code("LG-GR5", "variant-gr6") == ("LG-GR4", "variant-gr6")
+    assert tax.resolve_code("SE-MD", "variant-gr6") == ("SE-MD", None)  # carried over
+    # an id this release lacks: only when asked to look in the other releases
+    with pytest.raises(TaxonomyError, match="unknown code 'ST-IF1'"):
+        tax.resolve_code("ST-IF1")
+    assert tax.resolve_code("ST-IF1", other_releases=True) == ("ST-IF", "variant-gr6")
+    assert tax.resolve_code("E", other_releases=True) == ("EX", "variant-gr6")
+    with pytest.raises(TaxonomyError, match="'MS-RE' is a group; assign one of its leaves"):
+        tax.resolve_code("MS-RE", other_releases=True)
+    with pytest.raises(TaxonomyError, match="unknown code 'LG-GR9'"):
+        tax.resolve_code("LG-GR9", other_releases=True)
+    with pytest.raises(TaxonomyError, match="unknown taxonomy variant 'v0'"):
+        tax.resolve_code("SE-MD", "v0")
     with pytest.raises(TaxonomyError, match="unknown taxonomy variant 'variant-x'"):
         tax.map_variant(["LG-GR1"], variant="variant-x")
     assert tax.map_variant(["lg_gr5"], variant=tax.version) == ("LG-GR5",)

@@ -1,4 +1,4 @@
-"""`python -m metrics.align --demo`: demo database -> demo scores -> alignment, offline.
+"""`python -m align --demo`: demo database -> demo scores -> alignment, offline.
 
 1. `db.demo.ensure_demo_database(url)` builds the demo dataset if it is missing.
 2. `metrics.runner.score_grid(DEMO_GRID, url=url)` scores it (resumable: finished scores are
@@ -68,7 +68,7 @@ def prepare_demo(url: str, console) -> int:
         console.print("[red]error:[/red] the scoring runner (metrics.runner.score_grid) is not "
                       f"available yet, so the demo cannot compute its scores: {error}. "
                       "Score the database with `python -m metrics.score` and run "
-                      "`python -m metrics.align` without --demo.")
+                      "`python -m align` without --demo.")
         return 3
     console.print(f"scoring the demo grid ({len(demo_grid())} configurations; offline models; "
                   f"finished scores are kept if interrupted)")

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from agreement.robustness_report import SECTIONS, study_figures, study_sections_html
-from metrics.align import figures
-from metrics.align.pipeline import AlignReport
-from metrics.align.thresholds import save_thresholds
+from align import figures
+from align.pipeline import AlignReport
+from align.thresholds import save_thresholds
 
 MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
 # the robustness studies' figure sections (agreement.robustness_report), by study name
@@ -202,7 +202,7 @@ KAPPA_COLUMNS = ["key", "slice", "slice_value", "n", "n_incorrect", "n_partial",
 def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Path]],
                written: dict[str, Path]) -> Path:
     options = report.options
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>metrics.align report</title>",
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>align report</title>",
              "<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
              "table.t{border-collapse:collapse;font-size:12px}table.t td,table.t th{border-bottom:"
              "1px solid #ddd;padding:2px 6px}img{max-width:100%;border:1px solid #eee}"
@@ -274,7 +274,7 @@ def print_table(report: AlignReport, console=None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from metrics.align.figures import short_key
+    from align.figures import short_key
 
     console = console or Console()
 

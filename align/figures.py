@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 
-from metrics.align.kde import KDEFit
+from align.kde import KDEFit
 from taxonomy import ACCURACY_LABELS
 
 LABEL_COLOURS = {"incorrect": "#d62728", "partial": "#ff7f0e", "correct": "#2ca02c",

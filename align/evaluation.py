@@ -1,5 +1,5 @@
 """How a KDE classifier agrees with the humans (section 7.1) and separates real predictions from
-noise (section 7.2): thresholds from `metrics.align.kde` applied to scores and compared."""
+noise (section 7.2): thresholds from `align.kde` applied to scores and compared."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from agreement.statistics import Confusion, bootstrap_counts, kappa_from_counts
-from metrics.align.kde import DEFAULT_GRID_SIZE, KDEFit, clean_pairs, fit_kde_thresholds
-from metrics.align.thresholds import Thresholds
+from align.kde import DEFAULT_GRID_SIZE, KDEFit, clean_pairs, fit_kde_thresholds
+from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 COLLAPSE_SHARE = 0.9  # a single predicted class this common, with kappa ~ 0, triggers the warning

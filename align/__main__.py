@@ -1,4 +1,4 @@
-"""`python -m metrics.align`: how well each metric and judge agrees with the humans.
+"""`python -m align`: how well each metric and judge agrees with the humans.
 
 Start-up stays light (argparse only); numpy/pandas/matplotlib load after the arguments parse and
 torch only with --demo when scores must be computed.
@@ -19,7 +19,7 @@ DEFAULT_OUT = "reports/align"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m metrics.align",
+        prog="python -m align",
         description="Fit KDE thresholds per metric configuration, reclassify every generation, "
                     "and measure agreement with the human labels (quadratic weighted kappa, "
                     "confusion matrices, noise separation, context effect, model groups, judges). "
@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=args.format != "table", width=wide)
     errors = Console(stderr=True, width=wide)
     url = resolve_url(args.db)
-    from metrics.align.kde import parse_bandwidth
-    from metrics.align.pipeline import AlignOptions, parse_split
-    from metrics.align.thresholds import load_thresholds
+    from align.kde import parse_bandwidth
+    from align.pipeline import AlignOptions, parse_split
+    from align.thresholds import load_thresholds
 
     try:
         bandwidth = parse_bandwidth(args.bandwidth)
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         errors.print(f"[red]error:[/red] {escape(str(error))}")
         return 2
     if args.demo:
-        from metrics.align.demo import prepare_demo
+        from align.demo import prepare_demo
 
         code = prepare_demo(url, console)
         if code:
@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
                            judges=not args.no_judges, datasets=tuple(args.dataset))
-    from metrics.align.pipeline import run_alignment
-    from metrics.align.report import print_table, to_json, write_report
+    from align.pipeline import run_alignment
+    from align.report import print_table, to_json, write_report
 
     started = time.perf_counter()
     try:
@@ -136,4 +136,4 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from nlce.cli import run_main
 
-    sys.exit(run_main(main, prog="python -m metrics.align"))
+    sys.exit(run_main(main, prog="python -m align"))

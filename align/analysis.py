@@ -23,9 +23,9 @@ from agreement.statistics import (
     krippendorff_alpha,
     pairwise_kappa,
 )
-from metrics.align.evaluation import Evaluation, evaluate, noise_separation
-from metrics.align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds
-from metrics.align.thresholds import Thresholds
+from align.evaluation import Evaluation, evaluate, noise_separation
+from align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds
+from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 SLICES = ("all", "language", "model")
@@ -277,7 +277,7 @@ def context_effect(kappa: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
 def group_kappa(kappa: pd.DataFrame, families, value: str = "kappa") -> pd.DataFrame:
     """Mean, sd and count of `value` (kappa, or e.g. precision_correct for Figure 10) per
     metric, scoring-model group and slice; `families` from `families.load_model_families`."""
-    from metrics.align.families import model_group
+    from align.families import model_group
 
     if kappa.empty:
         return pd.DataFrame(columns=["metric", "group", "slice", "slice_value", "mean", "sd", "n"])

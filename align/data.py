@@ -254,7 +254,7 @@ def load_generation_datasets(url: str | None = None) -> pd.DataFrame:
 
 
 def count_metric_scores(url: str | None = None) -> tuple[int, int, int]:
-    """(metric runs, stored scores, of which errors): what `metrics.align` found when it has no
+    """(metric runs, stored scores, of which errors): what `align` found when it has no
     usable score, so its message can say so."""
     from sqlalchemy import func
 

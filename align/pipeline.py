@@ -1,6 +1,6 @@
 """One alignment run end to end: read the database, run every analysis, collect the results.
 
-`run_alignment(url, AlignOptions(...))` is what `python -m metrics.align` and the Streamlit
+`run_alignment(url, AlignOptions(...))` is what `python -m align` and the Streamlit
 analysis page call; `split_scores` implements `--fit-on/--apply-to`.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pandas as pd
 
 from agreement.labels import DEFAULT_POLICY, describe_policy
 from agreement.robustness import study_tables
-from metrics.align import analysis
-from metrics.align.kde import DEFAULT_GRID_SIZE
-from metrics.align.thresholds import Thresholds
+from align import analysis
+from align.kde import DEFAULT_GRID_SIZE
+from align.thresholds import Thresholds
 
 
 @dataclass
@@ -131,7 +131,7 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
                  annotations: pd.DataFrame | None = None) -> AlignReport:
     """Everything except the database reads: pure over the frames (what the tests and the app's
     analysis page call with frames they already hold)."""
-    from metrics.align.families import load_model_families
+    from align.families import load_model_families
 
     notes: list[str] = []
     common = dict(weighting=options.weighting, bandwidth=options.bandwidth,
@@ -189,7 +189,7 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
 
 def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
     """Read scores, human labels, judge verdicts and annotations from `url` and align them."""
-    from metrics.align import data
+    from align import data
 
     scores = data.load_scores(url, options.metrics)
     annotations = data.load_annotations(url)

@@ -32,8 +32,8 @@ Choices, all explicit:
 - Direction. Nothing assumes higher is better: a metric where higher is worse simply gets its
   regions in the other order (`Thresholds.orientation`).
 
-The classifier itself (`Thresholds`, saving and loading) is in `metrics.align.thresholds`; applying
-it and comparing with the humans or with noise in `metrics.align.evaluation`.
+The classifier itself (`Thresholds`, saving and loading) is in `align.thresholds`; applying
+it and comparing with the humans or with noise in `align.evaluation`.
 
 >>> rng = np.random.default_rng(0)
 >>> scores = np.concatenate([rng.normal(0, 1, 300), rng.normal(10, 1, 300)])
@@ -41,7 +41,7 @@ it and comparing with the humans or with noise in `metrics.align.evaluation`.
 >>> fit = fit_kde_thresholds(scores, human)
 >>> [(label, round(lo) if lo > -np.inf else lo) for lo, hi, label in fit.thresholds.intervals]
 [('incorrect', -inf), ('correct', 5)]
->>> from metrics.align.evaluation import evaluate
+>>> from align.evaluation import evaluate
 >>> evaluate(fit.thresholds, scores, human).kappa
 1.0
 """
@@ -54,7 +54,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agreement.statistics import encode_labels
-from metrics.align.thresholds import Thresholds
+from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 WEIGHTINGS = ("equal", "prior")

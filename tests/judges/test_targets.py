@@ -1,0 +1,91 @@
+"""Which targets a judge run selects: pairs targets (no source file) are judged like any, and a
+selection that matches nothing is an error naming the filter, not a quiet exit 0."""
+from __future__ import annotations
+
+import json
+
+from judge_testkit import answer_from_request, reply
+from sqlmodel import select
+
+from db import models
+from db.engine import session_scope
+from db.importer import import_pairs
+from judges import run
+
+PAIRS = ("item_id\treference\tprediction\tmodel\tlabel\tcontext\n"
+         "a1\tGeeft de som van twee getallen\tTelt twee getallen op\tm-one\tcorrect\t"
+         "def add(a, b):\\n    return a + b\n"
+         "a1\tGeeft de som van twee getallen\tDeelt door nul\tm-two\tincorrect\t"
+         "def add(a, b):\\n    return a + b\n"
+         "a2\tSluit het bestand\tOpent een bestand\tm-one\tincorrect\t\n")
+
+
+def pairs_db(db_url, tmp_path):
+    path = tmp_path / "mine.tsv"
+    path.write_text(PAIRS, encoding="utf-8")
+    with session_scope(db_url) as session:
+        import_pairs(session, [path], dataset="mine", lang="nl")
+    return db_url
+
+
+def argv(server, db_url, tmp_path, *extra):
+    return ["--model", "judge-test", "--strategy", "standard", "--base-url", server.base_url,
+            "--db", db_url, "--cache", str(tmp_path / "c.sqlite3"), "--quiet", *extra]
+
+
+def test_pairs_targets_are_judged_with_their_context(db_url, chat_server, tmp_path, monkeypatch,
+                                                      capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    pairs_db(db_url, tmp_path)
+    chat_server.responder = lambda request: reply(answer_from_request(request, "nl", code="SE-MD"))
+    assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "nl", "--dataset", "mine")) == 0
+    assert "targets: 2 selected, 0 already done, 2 judged now" in capsys.readouterr().out
+    prompts = [r["messages"][-1]["content"] for r in chat_server.requests]
+    assert any("def add(a, b):" in p and "Telt twee getallen op" in p for p in prompts)
+    assert any("Sluit het bestand" in p and "Opent een bestand" in p for p in prompts)
+    with session_scope(db_url) as s:
+        verdicts = s.exec(select(models.JudgeVerdict)).all()
+        assert len(verdicts) == 3 and {v.status for v in verdicts} == {"ok"}
+        assert all(v.codes and v.codes[0]["code"] == "SE-MD" for v in verdicts)
+    assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "nl", "--dataset", "mine")) == 0
+    assert "targets: 2 selected, 2 already done, 0 judged now" in capsys.readouterr().out
+
+
+def test_a_selection_that_matches_nothing_names_the_filter(judge_db, chat_server, tmp_path,
+                                                           monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    chat_server.responder = lambda request: reply(answer_from_request(request, "el"))
+    assert run.main(argv(chat_server, judge_db, tmp_path, "--lang", "el", "--dataset",
+                         "nosuchdataset")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: nothing to judge: no dataset 'nosuchdataset' (datasets: "
+                          "judge-test)") and err.count("\n") == 1
+    assert run.main(argv(chat_server, judge_db, tmp_path, "--lang", "pl")) == 1
+    err = capsys.readouterr().err
+    assert "no target in language 'pl' has a generation to judge" in err
+    assert "languages with generations: el, en" in err
+    assert chat_server.calls == 0
+    with session_scope(judge_db) as s:  # nothing was done: not even an empty run
+        assert s.exec(select(models.JudgeRun)).all() == []
+
+
+def test_a_judge_that_names_the_models_is_read(judge_db, chat_server, tmp_path, monkeypatch):
+    """The runner tells the parser each prediction's model, so an answer keyed by model names
+    (as the study's judges write) gives verdicts to the right generations."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    names = ("codegemma", "codellama", "codeqwen", "granite", "starcoder2")  # judge_db's models
+    chat_server.responder = lambda request: reply(json.dumps({"results": [
+        {"model_name": name.upper(), "errors": {"SE-MD": "PRESENT"} if name == "granite" else [],
+         "overall_quality": "partially_correct" if name == "granite" else "correct"}
+        for name in names]}))
+    assert run.main(argv(chat_server, judge_db, tmp_path, "--lang", "el", "--order",
+                         "shuffle")) == 0
+    with session_scope(judge_db) as s:
+        rows = s.exec(select(models.Generation.model, models.JudgeVerdict.accuracy,
+                             models.JudgeVerdict.codes)
+                      .join(models.JudgeVerdict,
+                            models.JudgeVerdict.generation_id == models.Generation.id)).all()
+    assert len(rows) == 10
+    for model, accuracy, codes in rows:
+        assert (accuracy, [c["code"] for c in codes]) == (
+            ("partial", ["SE-MD"]) if model == "granite" else ("correct", []))
