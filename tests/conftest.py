@@ -1,7 +1,12 @@
 """Fixtures shared by every package's tests. Package-specific ones live in tests/<package>/.
 
 `db_url` is a fresh SQLite database. `any_db_url` runs a test once on SQLite and once on a real
-PostgreSQL server that this test session starts on loopback (Debian's `postgresql` binaries).
+PostgreSQL server that this test session starts on loopback (Debian's `postgresql` binaries);
+the PostgreSQL case is marked `postgres`.
+
+The markers (slow, browser, postgres) and the two rules that keep them true live in
+testing/markers.py: a test that uses a fixture starting one of those things is marked at
+collection, and an unmarked test that starts one anyway fails.
 """
 from __future__ import annotations
 
@@ -15,6 +20,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # instead of OWASP's (N=2^17, 128 MiB, ~0.5 s each). tests/annotate/test_auth.py checks the real
 # cost, with this unset, on the paths that use it (hash, verify, re-hash at sign-in, import).
 os.environ.setdefault("NLCE_INSECURE_FAST_PASSWORD_HASHES", "1")
+
+# testing.markers: the markers and the rules that keep them true; pytester: tests/test_markers.py
+pytest_plugins = ["testing.markers", "pytester"]
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +39,7 @@ def db_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'test.db'}"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def any_db_url(request, tmp_path) -> str:
     """A fresh, empty database for one test, on each backend in turn."""
     if request.param == "sqlite":
@@ -64,6 +72,28 @@ def session(engine):
 
     with Session(engine) as session:
         yield session
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    """One local Ray cluster (2 CPUs) for the whole session: starting one costs seconds. Its
+    workers are children of this process: they inherit the import path (testing.shard_functions)
+    and the folder where those functions count attempts."""
+    ray = pytest.importorskip("ray")
+    from testing.shard_functions import FAIL_DIR_ENV
+
+    before = {name: os.environ.get(name) for name in ("PYTHONPATH", FAIL_DIR_ENV)}
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in os.sys.path if p)
+    os.environ[FAIL_DIR_ENV] = str(tmp_path_factory.mktemp("ray-fail"))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             object_store_memory=100 * 1024 * 1024)
+    yield ray
+    ray.shutdown()
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 # ---- models: packaged offline models, loaded once per test session -------------------------

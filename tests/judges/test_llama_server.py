@@ -73,6 +73,7 @@ def test_a_prompt_longer_than_the_context_is_refused_before_sending(smollm2_serv
     assert elapsed < 30  # a token count, not a 17k-token prompt evaluation
 
 
+@pytest.mark.slow  # the command loads SmolLM2 into llama.cpp
 def test_serve_prints_the_url_and_stops_on_term():
     process = subprocess.Popen([sys.executable, "-m", "judges.serve", "--n-ctx", "256",
                                 "--port", "0", "--threads", "1"], stdout=subprocess.PIPE,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from db.__main__ import main as db_main
 from metrics.score import main as score_main
 from testing.cli import as_command
@@ -87,6 +89,7 @@ def test_targeted_noise_of_a_pairs_target_comes_from_the_other_references(tmp_pa
         assert set(words) <= pool_words | {","}
 
 
+@pytest.mark.slow  # the refusal comes after the CLI loaded e5-small
 def test_context_other_than_none_is_refused_for_pairs(tmp_path, db_url, capsys):
     _import(tmp_path, db_url)
     assert score_main(["--metric", "bertscore", "--model", "intfloat/multilingual-e5-small",

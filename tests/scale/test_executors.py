@@ -1,21 +1,21 @@
 """The metrics runner on three executors: in this process, a local process pool and a local Ray
 cluster started by the test. Same stored scores on each, a re-run scores nothing, an
 interrupted run resumes, a failing shard is retried and one that keeps failing is reported
-while the rest is stored."""
+while the rest is stored. The executors and their driver on their own:
+tests/metrics/test_parallel.py."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-import flaky_scorer
 import pytest
 from sqlalchemy import delete, select
 
 from metrics.config import ScoringConfig
-from metrics.parallel import InProcessExecutor, ProcessPoolExecutor, RayExecutor, Shard, run_shards
+from metrics.parallel import InProcessExecutor, ProcessPoolExecutor, RayExecutor
 from metrics.runner import score_configuration, score_grid
+from testing import shard_functions
 
-HERE = Path(__file__).parent
 LEXICAL = [ScoringConfig("bleu").validated(), ScoringConfig("rouge_l").validated(),
            ScoringConfig("chrf").validated()]
 CONFIGS = LEXICAL + [ScoringConfig("bertscore", layer=3, context=c).validated()
@@ -56,21 +56,6 @@ def stored_scores(url: str) -> dict:
 def score_all(url, configs, executor=None, **kwargs):
     return [score_configuration(c, url, progress=False, chunk_size=CHUNK, executor=executor,
                                 **kwargs) for c in configs]
-
-
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory):
-    """One local Ray cluster for the whole session (starting one costs seconds)."""
-    ray = pytest.importorskip("ray")
-    fail_dir = tmp_path_factory.mktemp("ray-fail")
-    # Ray's workers are children of this process: they inherit the import path and the folder
-    # where the flaky scorer counts attempts.
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in os.sys.path if p])
-    os.environ["NLCE_TEST_FAIL_DIR"] = str(fail_dir)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             object_store_memory=100 * 1024 * 1024)
-    yield ray
-    ray.shutdown()
 
 
 def _executor(kind: str, request):
@@ -135,38 +120,11 @@ def test_executor_stores_the_same_scores_and_resumes(kind, request, tmp_path, re
         assert stored_scores(url) == reference
 
 
-@pytest.mark.parametrize("kind", ["inprocess", "process", "ray"])
-def test_failed_shard_is_retried_and_a_hopeless_one_reported(kind, request, tmp_path):
-    shards = [Shard(f"s{k}", dict(name="flaky", fail_dir=str(tmp_path),
-                                  fail_times=1 if k < 3 else 0),
-                    tuple(dict(id=10 * k + j, x=10 * k + j) for j in range(3)))
-              for k in range(5)]
-    shards.append(Shard("hopeless", dict(name="hopeless", fail_dir=str(tmp_path), fail_times=99),
-                        (dict(id=999, x=1),)))
-    stored = {}
-
-    def store(result):
-        assert result.shard.key not in stored, "a shard is written once"
-        stored[result.shard.key] = result.scores
-
-    with _executor(kind, request) as executor:
-        report = run_shards(shards, flaky_scorer.double_or_fail, executor, on_result=store,
-                            retries=2)
-    assert sorted(stored) == [f"s{k}" for k in range(5)]
-    assert all(s["value"] == 2 * s["id"] for scores in stored.values() for s in scores)
-    assert {r.shard.key: r.attempts for r in report.done} == {
-        "s0": 2, "s1": 2, "s2": 2, "s3": 1, "s4": 1}
-    assert list(report.failed) == ["hopeless"]
-    assert "failing attempt 3 on purpose" in report.failed["hopeless"]
-    assert report.retried == {"s0": 1, "s1": 1, "s2": 1, "hopeless": 3}
-    assert (tmp_path / "hopeless-999").read_text() == "3"  # 1 try + 2 retries, then given up
-
-
 class FlakyRayExecutor(RayExecutor):
     """Real Ray, running the runner's worker function wrapped so each shard fails once."""
 
     def submit(self, shard, function):
-        return super().submit(shard, flaky_scorer.runner_fail_first)
+        return super().submit(shard, shard_functions.runner_fail_first)
 
 
 @pytest.mark.slow
@@ -175,13 +133,13 @@ def test_runner_retries_failed_shards_on_ray(ray_cluster, tmp_path, reference_sc
     seed_grid_db(url)
     summaries = score_grid(LEXICAL, url, progress=False, executor=FlakyRayExecutor())
     assert [(s.scored, s.unscored) for s in summaries] == [(6, 0)] * len(LEXICAL)
-    fail_dir = Path(os.environ["NLCE_TEST_FAIL_DIR"])
+    fail_dir = Path(os.environ[shard_functions.FAIL_DIR_ENV])
     assert sorted(p.read_text() for p in fail_dir.glob("bleu-none-seed0-*")) == ["2"]  # 1 shard
     signatures = {c.signature() for c in LEXICAL}
     assert stored_scores(url) == {k: v for k, v in reference_scores.items() if k[0] in signatures}
 
 
-def test_runner_reports_chunks_that_keep_failing(ray_cluster, tmp_path, reference_scores):
+def test_runner_reports_chunks_that_keep_failing(ray_cluster, tmp_path):
     url = f"sqlite:///{tmp_path / 'grid.db'}"
     seed_grid_db(url)
     config = ScoringConfig("bleu", seed=7).validated()  # its own attempt markers
