@@ -107,7 +107,8 @@ def read_delimited(path: Path, max_cell: int = DEFAULT_MAX_DOCUMENT) -> Iterator
                 undecodable[number] = problem
             yield line
 
-    csv.field_size_limit(max(max_cell + 1, csv.field_size_limit()))
+    # csv's cell limit is process-wide: this file's limit while it is read, the old one after
+    previous_limit = csv.field_size_limit(max_cell + 1)
     reader = csv.DictReader(lines(), delimiter=delimiter)
     row_start = 1
     try:
@@ -135,6 +136,8 @@ def read_delimited(path: Path, max_cell: int = DEFAULT_MAX_DOCUMENT) -> Iterator
             message = (f"a cell of more than {max_cell} characters, over the import's limits "
                        f"(--max-text-chars, --max-document-chars)")
         raise ImportFailed(str(path), f"line {row_start}", None, message) from None
+    finally:
+        csv.field_size_limit(previous_limit)
 
 
 def read_parquet(path: Path):

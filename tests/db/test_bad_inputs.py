@@ -132,6 +132,23 @@ def test_a_pairs_cell_over_128_kib_is_read_and_judged_by_the_import_limits(url, 
              f"{huge}, line 2: a cell of more than 1000000 characters")
 
 
+def test_the_cell_limit_is_the_imports_whatever_the_process_set_before(url, tmp_path, capsys):
+    """csv's cell limit is process-wide: an earlier reader (another import, another library)
+    that raised it must not lift this import's limit, and the import puts it back after."""
+    import csv
+    import sys
+
+    huge = tmp_path / "huge.csv"
+    huge.write_text(HEADER + f"a,en,m,ref,{'y' * 1_100_000},correct\n")
+    csv.field_size_limit(sys.maxsize)
+    try:
+        _refused(capsys, url, ["--format", "pairs", str(huge), "--dataset", "huge"],
+                 f"{huge}, line 2: a cell of more than 1000000 characters")
+        assert csv.field_size_limit() == sys.maxsize
+    finally:
+        csv.field_size_limit(131_072)
+
+
 def test_a_pairs_row_with_a_missing_cell_is_refused(url, tmp_path, capsys):
     path = tmp_path / "short.csv"
     path.write_text(HEADER + ROWS + "c,en,m,Rain falls.,Rain\n")  # no label cell, no comma
