@@ -1,7 +1,8 @@
 """The test markers, and the pytest plugin that keeps them true (tests/conftest.py loads it).
 
-The quick loop, `pytest -m "not slow and not browser and not postgres"`, must never load a model,
-launch Chromium or start PostgreSQL, so the markers are not left to memory. Two rules:
+The quick loop, `pytest -m "not slow and not browser and not postgres and not e2e"`
+(`QUICK_LOOP`), must never load a model, launch Chromium or start PostgreSQL, so those markers
+are not left to memory. Two rules:
 
 1. By fixture, at collection: a test that uses a fixture of `FIXTURES`, directly or through
    other fixtures, gets that fixture's marker, so a deselected test never sets it up.
@@ -13,6 +14,11 @@ launch Chromium or start PostgreSQL, so the markers are not left to memory. Two 
 
 Only this process is watched: a command the test runs as a subprocess (a CLI under test) is not,
 so a test that runs a model-loading command in a subprocess is marked `slow` by hand.
+
+`e2e` is by hand too: a test whose point is the process (killed mid-write, stopped by a signal,
+under a resource limit or a read-only mount, racing a second process) runs real commands and
+costs seconds; it keeps an in-process sibling in the quick loop that checks the same message or
+logic where one can.
 """
 from __future__ import annotations
 
@@ -26,6 +32,9 @@ MARKERS = {
             "starts a local Ray cluster, or runs a command that does",
     "browser": "drives headless Chromium",
     "postgres": "needs a PostgreSQL server (a throwaway one on loopback, testing/pgtemp.py)",
+    "e2e": "runs real commands as processes to inject faults a process meets (a kill -9, a "
+           "signal, a full disk or file-size limit, a read-only mount, a second process at "
+           "once); seconds each by nature, and its messages are checked in-process too",
 }
 QUICK_LOOP = " and ".join(f"not {marker}" for marker in MARKERS)
 

@@ -2,7 +2,9 @@
 `judges.report --out` and `db export` (JSONL, parquet) killed with SIGKILL mid-write, or stopped
 by a full disk, leave the previous folder exactly as it was and no half file; the next run
 cleans up what the killed one left. The disk is made full two ways: RLIMIT_FSIZE on the command
-(EFBIG, any user) and, where this test runs as root, a real 16 KiB tmpfs (ENOSPC)."""
+(EFBIG, any user) and, where this test runs as root, a real 16 KiB tmpfs (ENOSPC). Those runs
+are processes on purpose (`e2e`); what they check of the message and of the folder, the quick
+loop checks in this process (`output_set` under a real RLIMIT_FSIZE, a killed run's part)."""
 from __future__ import annotations
 
 import os
@@ -19,6 +21,7 @@ import pytest
 from outputs_kit import ROOT, hostile_records, run_module, write_jsonl
 
 from nlce.outputs import OutputError, output_set
+from testing.cli import run_in_process
 
 PAUSE = Path(__file__).with_name("pause_child.py")
 
@@ -28,7 +31,7 @@ def filled_db(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sets")
     url = f"sqlite:///{folder / 'sets.db'}"
     path = write_jsonl(folder / "records.jsonl", hostile_records())
-    result = run_module("db", "import", "--accounts", str(path), "--db", url)
+    result = run_in_process("db", "import", "--accounts", str(path), "--db", url)
     assert result.returncode == 0, result.stderr
     return url
 
@@ -63,6 +66,7 @@ def _leftovers(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_killed_mid_write_leaves_the_old_set_and_the_next_run_cleans_up(name, filled_db,
                                                                          tmp_path):
@@ -105,7 +109,7 @@ def test_an_old_versions_part_file_goes_with_the_next_export(filled_db, tmp_path
     out = tmp_path / "out"
     out.mkdir()
     (out / ".export.jsonl.k2x9.part").write_text('{"type": "dataset", "na')
-    result = run_module("db", "export", "--out", str(out), "--db", filled_db)
+    result = run_in_process("db", "export", "--out", str(out), "--db", filled_db)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["export.jsonl"]
 
@@ -125,6 +129,7 @@ def _assert_full_disk_refused(result, out: Path, before: dict, reason: str) -> N
     assert _leftovers(out) == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_a_file_size_limit_is_one_line_naming_the_file(name, filled_db, tmp_path):
     """RLIMIT_FSIZE (8 KiB) on the command: a write past it fails with EFBIG, like a quota.
@@ -157,6 +162,7 @@ def small_disk(tmp_path):
     subprocess.run(["umount", str(disk)], check=True)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", ["align", "export parquet"])
 def test_a_full_disk_is_one_line_naming_the_file(name, filled_db, small_disk):
     out = small_disk / "out"
@@ -220,6 +226,41 @@ def test_a_previous_set_moved_aside_by_a_killed_run_is_put_back(tmp_path):
     assert _snapshot(out) == {"a.csv": b"old"} and _leftovers(out) == []
 
 
+def test_a_killed_runs_part_goes_with_the_next_set(tmp_path):
+    """What `kill -9` leaves (the e2e test above kills real commands): a part folder beside the
+    set whose process is gone; the next set removes it and the old set until it is replaced."""
+    out = tmp_path / "set"
+    with output_set(out) as folder:
+        (folder / "a.csv").write_text("old")
+    dead = tmp_path / ".set.part-999999999-dead"
+    dead.mkdir()
+    (dead / "a.csv").write_text("half a fi")
+    with output_set(out) as folder:
+        assert _snapshot(out) == {"a.csv": b"old"}  # untouched while the new set is written
+        (folder / "a.csv").write_text("new")
+    assert _snapshot(out) == {"a.csv": b"new"} and _leftovers(out) == []
+
+
+def test_a_write_past_a_file_size_limit_names_the_file_and_keeps_the_old_set(tmp_path):
+    """The RLIMIT_FSIZE of the e2e test, on this process for one write (Python ignores SIGXFSZ,
+    so the write fails with EFBIG as it does in the command)."""
+    out = tmp_path / "set"
+    with output_set(out) as folder:
+        (folder / "a.csv").write_text("old")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8192, hard))
+    try:
+        with pytest.raises(OutputError) as refused, output_set(out) as folder:
+            (folder / "a.csv").write_text("new")
+            (folder / "big.csv").write_bytes(b"x" * 16384)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    message = str(refused.value)
+    assert message.startswith(f"could not write {out / 'big.csv'}: file too large"), message
+    assert len(message.splitlines()) == 1
+    assert _snapshot(out) == {"a.csv": b"old"} and _leftovers(out) == []
+
+
 def test_private_sets_are_readable_by_their_owner_only(tmp_path):
     with output_set(tmp_path / "set", private=True) as folder:
         (folder / "export.jsonl").write_text("{}\n")
@@ -231,7 +272,7 @@ def test_private_sets_are_readable_by_their_owner_only(tmp_path):
 def test_out_at_a_file_is_one_line_before_any_work(name, filled_db, tmp_path):
     out = tmp_path / "notes.txt"
     out.write_text("mine\n")
-    result = run_module(*_command(name, filled_db, out))
+    result = run_in_process(*_command(name, filled_db, out))
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{out} is a file, not a folder" in lines[0], result.stderr
