@@ -24,20 +24,33 @@ def as_command(main: Callable[[Sequence[str] | None], int | None], prog: str
 def run_in_process(*args: str, columns: int = 200) -> subprocess.CompletedProcess:
     """`python -m args...` (a module of `nlce --help`: `db`, `align`, `judges.report`, ...) run
     in this process, with stdout and stderr captured and NLCE_DEBUG unset, as
-    `subprocess.run(..., capture_output=True, text=True)` returns it. Engines the command opened
-    are let go (`db.get_engine`'s cache), as the end of a process lets them go."""
+    `subprocess.run(..., capture_output=True, text=True)` returns it. Every engine the command
+    connected through is disposed and `db.get_engine`'s cache cleared, as the end of a process
+    closes its connections (SQLite then folds its WAL into the database file)."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
     from db import get_engine
     from nlce.__main__ import main
+
+    engines: set = set()
+
+    def connected(connection) -> None:
+        engines.add(connection.engine)
 
     words = [*args[0].split("."), *args[1:]]
     saved = {name: os.environ.get(name) for name in (DEBUG_ENV, "COLUMNS")}
     os.environ.pop(DEBUG_ENV, None)
     os.environ["COLUMNS"] = str(columns)
     out, err = io.StringIO(), io.StringIO()
+    event.listen(Engine, "engine_connect", connected)
     try:
         with redirect_stdout(out), redirect_stderr(err):
             code = main(words, prog="python -m")
     finally:
+        event.remove(Engine, "engine_connect", connected)
+        for engine in engines:
+            engine.dispose()
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

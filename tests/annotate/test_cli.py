@@ -56,6 +56,7 @@ def _port_is_free(port: int) -> bool:
         return True
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "Ctrl-C"])
 def test_stopping_the_command_stops_the_server_and_frees_the_port(app_db, launch_app, sig):
     """The signal goes to the command's own process only (as `kill PID` or a service manager

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from testing.cli import run_in_process
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "pw-never-shown"
 
@@ -29,7 +31,8 @@ def stopped_postgres_url():
 def read_only_sqlite_url(tmp_path_factory):
     """A SQLite database with the schema, opened read-only (root ignores file modes)."""
     path = tmp_path_factory.mktemp("ro") / "labels.db"
-    run(["db", "upgrade", "--db", f"sqlite:///{path}"], check=True)  # creates it
+    upgraded = run_in_process("db", "upgrade", "--db", f"sqlite:///{path}")  # creates it
+    assert upgraded.returncode == 0, upgraded.stderr
     return f"sqlite:///file:{path}?mode=ro&uri=true"
 
 
@@ -38,21 +41,19 @@ def project_jsonl(tmp_path_factory):
     """A small project export to import (the demo dataset, exported)."""
     folder = tmp_path_factory.mktemp("demo")
     url = f"sqlite:///{folder / 'demo.db'}"
-    run(["db", "demo", "--db", url], check=True)
-    run(["db", "export", "--db", url, "--out", str(folder / "out")], check=True)
+    for args in (["db", "demo", "--db", url], ["db", "export", "--db", url, "--out",
+                                                str(folder / "out")]):
+        done = run_in_process(*args)  # only the commands under test run as processes
+        assert done.returncode == 0, done.stderr
     return str(folder / "out" / "export.jsonl")
 
 
-def run(args: list[str], *, via_nlce: bool = False, check: bool = False):
+def run(args: list[str], *, via_nlce: bool = False):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NLCE_DEBUG", None)
     command = [sys.executable, "-m", "nlce", *args[0].split("."), *args[1:]] if via_nlce else \
         [sys.executable, "-m", *args]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT,
-                            timeout=180)
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=180)
 
 
 def assert_one_database_line(result, url_start: str) -> None:

@@ -4,7 +4,8 @@ upgrade a database, and leave the file as it was.
 
 A read-only file system here is a read-only bind mount (as root, whom file modes do not stop),
 else a folder and file without write permission (as another user); PostgreSQL is read through a
-role that may only SELECT."""
+role that may only SELECT. The runs on a read-only file system are processes (`e2e`: the mount is
+the point); the rest run the commands in this process (`testing.cli.run_in_process`)."""
 from __future__ import annotations
 
 import hashlib
@@ -16,6 +17,7 @@ import pytest
 from outputs_kit import hostile_records, run_module, write_jsonl
 
 from db.engine import DatabaseNotReadable, is_read_only, read_only_url
+from testing.cli import run_in_process
 
 READERS = {
     "db info": ["db", "info"],
@@ -33,7 +35,8 @@ def records(tmp_path_factory):
 @pytest.fixture(scope="module")
 def filled_db_file(tmp_path_factory, records):
     path = tmp_path_factory.mktemp("filled") / "labels.db"
-    result = run_module("db", "import", "--accounts", str(records), "--db", f"sqlite:///{path}")
+    result = run_in_process("db", "import", "--accounts", str(records),
+                            "--db", f"sqlite:///{path}")
     assert result.returncode == 0, result.stderr
     return path
 
@@ -72,6 +75,7 @@ def _reader(name: str, url: str, out) -> list[str]:
     return [a.replace("{out}", str(out)) for a in READERS[name]] + ["--db", url]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", list(READERS))
 def test_read_only_commands_work_on_a_read_only_file_system(name, read_only_db, tmp_path):
     path, how = read_only_db
@@ -84,6 +88,7 @@ def test_read_only_commands_work_on_a_read_only_file_system(name, read_only_db, 
         assert any((tmp_path / "out").iterdir())
 
 
+@pytest.mark.e2e
 def test_a_write_on_a_read_only_file_system_is_still_refused(read_only_db, records):
     path, _ = read_only_db
     result = run_module("db", "import", str(records), "--db", f"sqlite:///{path}")
@@ -97,7 +102,7 @@ def test_read_only_commands_leave_a_writable_database_as_it_was(name, filled_db_
     path = tmp_path / "labels.db"
     shutil.copy(filled_db_file, path)
     before = _digest(path)
-    result = run_module(*_reader(name, f"sqlite:///{path}", tmp_path / "out"))
+    result = run_in_process(*_reader(name, f"sqlite:///{path}", tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     assert _digest(path) == before
 
@@ -105,7 +110,7 @@ def test_read_only_commands_leave_a_writable_database_as_it_was(name, filled_db_
 @pytest.mark.parametrize("name", list(READERS))
 def test_a_missing_database_is_named_not_created(name, tmp_path):
     path = tmp_path / "typo.db"
-    result = run_module(*_reader(name, f"sqlite:///{path}", tmp_path / "out"))
+    result = run_in_process(*_reader(name, f"sqlite:///{path}", tmp_path / "out"))
     assert result.returncode == 2
     assert f"no database at {path}" in result.stderr and "Traceback" not in result.stderr
     assert not path.exists() and not (tmp_path / "out").exists()
@@ -123,7 +128,7 @@ def test_an_outdated_schema_on_a_read_only_database_asks_for_an_upgrade(tmp_path
     get_engine.cache_clear()
     os.chmod(path, 0o444)
     before = _digest(path)
-    result = run_module("db", "info", "--db", f"sqlite:///{path}")
+    result = run_in_process("db", "info", "--db", f"sqlite:///{path}")
     assert result.returncode == 2
     line = result.stderr.strip()
     assert "holds schema 0004_ui_gold_history" in line and "python -m db upgrade" in line, line

@@ -1,7 +1,8 @@
 """Scorers of the same run at once split the work (`metrics.claims`): two real
 `python -m metrics.score` processes on one database, SQLite and PostgreSQL, each score a part,
 every generation gets exactly one score and the parts add up; a scorer killed with SIGKILL
-leaves a claim that expires, and the next scorer takes its shard over."""
+leaves a claim that expires, and the next scorer takes its shard over. Real processes racing and
+killed (`e2e`); the claims themselves, in-process: test_claims.py."""
 from __future__ import annotations
 
 import os
@@ -65,6 +66,7 @@ def _stored(url: str) -> tuple[int, int, int]:
     return scores, distinct, claims
 
 
+@pytest.mark.e2e
 def test_two_scorers_at_once_split_the_work(corpus_url):
     first, second = _scorer(corpus_url), _scorer(corpus_url)
     a, b = _finish(first), _finish(second)
@@ -84,6 +86,7 @@ def _wait_for(condition, what: str, process: subprocess.Popen, timeout: float = 
         time.sleep(0.05)
 
 
+@pytest.mark.e2e
 def test_a_killed_scorers_claim_is_taken_over(corpus_url):
     lease = {"NLCE_SCORE_CLAIM_S": "2"}
     killed = _scorer(corpus_url, **lease)

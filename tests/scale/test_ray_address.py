@@ -1,5 +1,6 @@
 """An unreachable Ray --address ends `metrics.score` in seconds with one clear line, instead of
-ray.init retrying for minutes with only Ray's own warnings."""
+ray.init retrying for minutes with only Ray's own warnings. The command's process waits out its
+connect timeout (`e2e`); the message itself: tests/metrics/test_parallel.py, in-process."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,6 +21,7 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.e2e
 def test_unreachable_ray_address_fails_fast_with_a_clear_line(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), NLCE_RAY_CONNECT_TIMEOUT_S="5")
     url = f"sqlite:///{tmp_path / 'demo.db'}"

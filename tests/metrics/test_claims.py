@@ -1,0 +1,73 @@
+"""metrics/claims.py in this process: of two scorers exactly one gets a shard, a holder renews
+and releases its own claims only, and a claim its holder stopped renewing (a killed scorer) is
+taken over once its lease runs out. Two real scorer processes: test_concurrent_scorers.py."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import select
+
+from db import session_scope
+from db.models import MetricClaim, MetricRun
+from metrics.claims import LEASE_ENV, Claims, lease_seconds
+
+
+@pytest.fixture
+def run_id(any_engine, any_db_url):
+    with session_scope(any_db_url) as session:
+        run = MetricRun(signature="metric:bleu|ctx:none|noise:none", metric="bleu")
+        session.add(run)
+        session.flush()
+        return run.id
+
+
+def _owners(url: str) -> dict[str, str]:
+    with session_scope(url) as session:
+        return dict(session.execute(select(MetricClaim.shard, MetricClaim.owner)).all())
+
+
+def test_of_two_scorers_exactly_one_gets_each_shard(any_db_url, run_id):
+    with Claims(any_db_url, run_id) as first, Claims(any_db_url, run_id) as second:
+        assert first.owner != second.owner
+        assert first.claim("1-256") and not second.claim("1-256")
+        assert second.claim("257-512") and not first.claim("257-512")
+        assert first.claim("1-256")  # a holder may claim its own shard again
+        assert _owners(any_db_url) == {"1-256": first.owner, "257-512": second.owner}
+        second.release("1-256")  # not its claim: nothing happens
+        first.release("1-256")
+        assert _owners(any_db_url) == {"257-512": second.owner}
+        assert second.claim("1-256") and first.held == set()
+    assert _owners(any_db_url) == {}  # closing gives every claim back
+
+
+def test_a_claim_nobody_renews_is_taken_over_after_its_lease(any_db_url, run_id):
+    dead = Claims(any_db_url, run_id, lease=0.5)
+    dead._stop.set()  # as a killed scorer: it holds its claim and never renews it
+    assert dead.claim("1-256")
+    with Claims(any_db_url, run_id, lease=60) as alive:
+        assert not alive.claim("1-256")
+        deadline = time.monotonic() + 30
+        while not alive.claim("1-256"):
+            assert time.monotonic() < deadline, "the expired claim was never taken over"
+            time.sleep(0.1)
+        assert _owners(any_db_url) == {"1-256": alive.owner}
+        dead.renew()  # too late: the shard is no longer the dead scorer's
+        assert _owners(any_db_url) == {"1-256": alive.owner}
+
+
+def test_a_held_claim_is_renewed_so_it_does_not_expire(any_db_url, run_id):
+    with Claims(any_db_url, run_id, lease=1.5) as holder, \
+            Claims(any_db_url, run_id, lease=60) as other:
+        assert holder.claim("1-256")
+        time.sleep(2.0)  # past the first expiry: the renewal thread (every 0.5 s) kept it
+        assert not other.claim("1-256")
+
+
+def test_the_lease_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv(LEASE_ENV, "2.5")
+    assert lease_seconds() == 2.5
+    for bad in ("soon", "0", "-1"):
+        monkeypatch.setenv(LEASE_ENV, bad)
+        with pytest.raises(ValueError, match=f"\\${LEASE_ENV} must be"):
+            lease_seconds()
