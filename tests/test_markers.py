@@ -4,9 +4,13 @@ unmarked test that starts one of them anyway fails, naming the marker to add. Th
 small pytest sessions of their own, in this process, with the plugin."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from testing.markers import FIXTURES, QUICK_LOOP
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -118,3 +122,26 @@ def test_any_db_url_marks_only_its_postgresql_case(any_db_url, request):
     marked = request.node.get_closest_marker("postgres") is not None
     assert marked == any_db_url.startswith("postgresql")
     assert any_db_url.startswith(("sqlite", "postgresql"))
+
+
+def test_the_quick_loop_leaves_out_e2e_and_the_full_suite_runs_it(pytester, session):
+    """`e2e` (real commands as processes, faults injected) is marked by hand: the quick loop
+    leaves it out, `pytest` with no -m runs it, and the README and docs/architecture.md give
+    the quick loop as QUICK_LOOP spells it."""
+    pytester.makepyfile(test_process="""
+        import pytest
+
+        @pytest.mark.e2e
+        def test_killed_mid_write():
+            assert True
+
+        def test_the_same_message_in_process():
+            assert True
+    """)
+    session().assert_outcomes(passed=2)
+    quick = session("-m", QUICK_LOOP)
+    quick.assert_outcomes(passed=1, deselected=1)
+    quick.stdout.no_fnmatch_line("*test_killed_mid_write*")
+    assert QUICK_LOOP == "not slow and not browser and not postgres and not e2e"
+    for document in ("README.md", "docs/architecture.md"):
+        assert f'-m "{QUICK_LOOP}"' in (ROOT / document).read_text(encoding="utf-8"), document
