@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import io
 import os
+import runpy
 import subprocess
+import sys
+import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from typing import Callable, Sequence
 
@@ -21,41 +24,50 @@ def as_command(main: Callable[[Sequence[str] | None], int | None], prog: str
     return lambda argv: run_main(main, argv, prog=prog)
 
 
-def run_in_process(*args: str, columns: int = 200) -> subprocess.CompletedProcess:
-    """`python -m args...` (a module of `nlce --help`: `db`, `align`, `judges.report`, ...) run
-    in this process, with stdout and stderr captured and NLCE_DEBUG unset, as
-    `subprocess.run(..., capture_output=True, text=True)` returns it. Every engine the command
-    connected through is disposed and `db.get_engine`'s cache cleared, as the end of a process
-    closes its connections (SQLite then folds its WAL into the database file)."""
+def run_in_process(module: str, *args: str, columns: int = 200) -> subprocess.CompletedProcess:
+    """`python -m module args...` run in this process (`runpy`, as `-m` runs it: the module as
+    `__main__`, `sys.argv` its arguments), with stdout and stderr captured and NLCE_DEBUG unset;
+    returns what `subprocess.run(..., capture_output=True, text=True)` would. Every engine the
+    command connected through is disposed and `db.get_engine`'s cache cleared, as the end of a
+    process closes its connections (SQLite then folds its WAL into the database file)."""
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
     from db import get_engine
-    from nlce.__main__ import main
 
     engines: set = set()
 
     def connected(connection) -> None:
         engines.add(connection.engine)
 
-    words = [*args[0].split("."), *args[1:]]
     saved = {name: os.environ.get(name) for name in (DEBUG_ENV, "COLUMNS")}
+    saved_argv = sys.argv
     os.environ.pop(DEBUG_ENV, None)
     os.environ["COLUMNS"] = str(columns)
+    sys.argv = [module, *args]
     out, err = io.StringIO(), io.StringIO()
+    code = 0
     event.listen(Engine, "engine_connect", connected)
     try:
-        with redirect_stdout(out), redirect_stderr(err):
-            code = main(words, prog="python -m")
+        with redirect_stdout(out), redirect_stderr(err), warnings.catch_warnings():
+            # a test imported `db.__main__` already: run it again as `__main__`, knowingly
+            warnings.filterwarnings("ignore", r".* found in sys\.modules after import of "
+                                    r"package", RuntimeWarning)
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as stop:  # how every entry point ends
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        if isinstance(stop.code, str):
+            err.write(stop.code + "\n")
     finally:
         event.remove(Engine, "engine_connect", connected)
-        for engine in engines:
-            engine.dispose()
+        sys.argv = saved_argv
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        for engine in engines:
+            engine.dispose()
         get_engine.cache_clear()
-    return subprocess.CompletedProcess(["python", "-m", *args], code, out.getvalue(),
+    return subprocess.CompletedProcess(["python", "-m", module, *args], code, out.getvalue(),
                                        err.getvalue())

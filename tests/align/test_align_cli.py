@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from align.__main__ import main
-from testing.cli import as_command
+from testing.cli import as_command, run_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,24 +78,20 @@ def test_cli_on_an_empty_database_says_what_is_missing(engine, db_url, tmp_path,
     assert "no human labels found" in printed
 
 
-def test_help_is_fast_and_imports_no_torch():
-    probe = ("import sys, time; t = time.perf_counter(); import align.__main__ as m; "
-             "m.build_parser().format_help(); "
-             "print(time.perf_counter() - t, 'torch' in sys.modules, "
-             "'matplotlib' in sys.modules)")
+def test_help_imports_no_torch_and_no_matplotlib():
+    """How long --help takes is a benchmark's business; what it must not import is checked."""
+    probe = ("import sys; import align.__main__ as m; m.build_parser().format_help(); "
+             "print('torch' in sys.modules, 'matplotlib' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                             text=True, check=True)
-    seconds, torch_loaded, mpl_loaded = result.stdout.split()
+    torch_loaded, mpl_loaded = result.stdout.split()
     assert torch_loaded == "False" and mpl_loaded == "False"
-    assert float(seconds) < 5
 
 
 def test_old_name_metrics_align_runs_align(align_db, tmp_path):
     """`python -m metrics.align` (the name before align became its own stage) still works."""
-    result = subprocess.run([sys.executable, "-m", "metrics.align", "--db", align_db["url"],
-                             "--out", str(tmp_path), "--format", "csv", "--no-figures",
-                             "--bootstrap", "0", "--slice", "all"],
-                            cwd=ROOT, capture_output=True, text=True)
+    result = run_in_process("metrics.align", "--db", align_db["url"], "--out", str(tmp_path),
+                            "--format", "csv", "--no-figures", "--bootstrap", "0", "--slice", "all")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("key,") and "goodmetric" in result.stdout
     assert (tmp_path / "kappa.csv").is_file()

@@ -1,6 +1,7 @@
 """Every CSV the project writes shows a name that looks like a spreadsheet formula as text: the
 cell gets a leading single quote (OWASP, "CSV Injection"). Checked through the real commands on
-a database whose dataset, models and judge carry such names, by opening each CSV."""
+a database whose dataset, models and judge carry such names (run in this process), by opening
+each CSV."""
 from __future__ import annotations
 
 import csv
@@ -13,11 +14,11 @@ from outputs_kit import (
     HOSTILE_MODELS,
     csv_cells,
     hostile_records,
-    run_module,
     write_jsonl,
 )
 
 from nlce.outputs import FORMULA_STARTS, csv_cell, csv_text, write_csv
+from testing.cli import run_in_process
 
 
 @pytest.mark.parametrize("text", ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1",
@@ -68,7 +69,7 @@ def hostile_db(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hostile")
     url = f"sqlite:///{folder / 'hostile.db'}"
     path = write_jsonl(folder / "hostile.jsonl", hostile_records())
-    result = run_module("db", "import", "--accounts", str(path), "--db", url)
+    result = run_in_process("db", "import", "--accounts", str(path), "--db", url)
     assert result.returncode == 0, result.stderr
     return url
 
@@ -80,8 +81,8 @@ def _found_in(cells: set[str], name: str) -> bool:
 
 def test_align_out_csvs_show_hostile_names_as_text(hostile_db, tmp_path):
     out = tmp_path / "align"
-    result = run_module("align", "--db", hostile_db, "--out", str(out), "--no-figures",
-                        "--bootstrap", "0", "--format", "csv")
+    result = run_in_process("align", "--db", hostile_db, "--out", str(out), "--no-figures",
+                            "--bootstrap", "0", "--format", "csv")
     assert result.returncode == 0, result.stderr
     tables = csv_cells(out)
     assert {"kappa.csv", "predictions.csv", "judges.csv", "confusion.csv"} <= set(tables)
@@ -96,8 +97,8 @@ def test_align_out_csvs_show_hostile_names_as_text(hostile_db, tmp_path):
 
 def test_judges_report_csvs_show_hostile_names_as_text(hostile_db, tmp_path):
     out = tmp_path / "judges"
-    result = run_module("judges.report", "--db", hostile_db, "--out", str(out),
-                        "--bootstrap", "0")
+    result = run_in_process("judges.report", "--db", hostile_db, "--out", str(out),
+                            "--bootstrap", "0")
     assert result.returncode == 0, result.stderr
     tables = csv_cells(out)
     assert {"runs.csv", "kappa.csv", "failure_rates.csv"} <= set(tables)

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from db_testkit import small_records, write_jsonl
@@ -17,7 +15,7 @@ from db.annotations import annotation_history
 from db.exporter import export_jsonl, export_parquet, export_records
 from db.importer import ImportFailed, import_jsonl, import_parquet_export
 from db.importer.accounts import ACCOUNTS_CREATE
-from testing.cli import as_command
+from testing.cli import as_command, run_in_process
 
 main = as_command(db_main, "python -m db")
 
@@ -173,12 +171,10 @@ def test_cli_import_export_info(tmp_path, db_url, small_jsonl, capsys):
 
 def test_module_aliases_run(tmp_path, small_jsonl):
     url = f"sqlite:///{tmp_path / 'alias.db'}"
-    done = subprocess.run([sys.executable, "-m", "db.import", "--accounts",
-                           "--account-privileges", str(small_jsonl), "--db", url],
-                          capture_output=True, text=True, timeout=120)
+    done = run_in_process("db.import", "--accounts", "--account-privileges", str(small_jsonl),
+                          "--db", url)  # as `python -m db.import` runs it, in this process
     assert done.returncode == 0, done.stderr
-    done = subprocess.run([sys.executable, "-m", "db.export", "--out", str(tmp_path / "o"),
-                           "--db", url], capture_output=True, text=True, timeout=120)
+    done = run_in_process("db.export", "--out", str(tmp_path / "o"), "--db", url)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "o" / "export.jsonl").read_text(encoding="utf-8").count("\n") == 22
 

@@ -2,15 +2,13 @@
 release moves to the newest one keeping its labels (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
 from db import get_engine
 from db.migrate import current_revision, head_revision, schema_differences, upgrade
+from testing.cli import run_in_process
 
 
 def test_migrations_build_exactly_the_tables_of_db_models(any_db_url):
@@ -87,6 +85,6 @@ def test_upgrade_command_reports_the_move(tmp_path):
     old = create_engine(url)
     upgrade(old, "0001")
     old.dispose()
-    result = subprocess.run([sys.executable, "-m", "db", "upgrade", "--db", url],
-                            capture_output=True, text=True, check=True)
+    result = run_in_process("db", "upgrade", "--db", url)
+    assert result.returncode == 0, result.stderr
     assert f"schema 0001 -> {head_revision()}" in result.stdout
