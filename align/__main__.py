@@ -80,13 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=args.format != "table", width=wide)
     url = resolve_url(args.db)
     from align.kde import parse_bandwidth
+
+    # bad options fail here, before anything is read (InputError: one line, exit 2), and the
+    # first before pandas and the report's figures are imported
+    bandwidth = parse_bandwidth(args.bandwidth)
     from align.pipeline import AlignOptions, parse_split
     from align.report import OWNED
     from align.thresholds import load_thresholds
     from nlce.outputs import check_output_folder, write_csv
 
-    # bad options fail here, before anything is read (InputError: one line, exit 2)
-    bandwidth = parse_bandwidth(args.bandwidth)
     for spec in (args.fit_on, args.apply_to):
         if spec:
             parse_split(spec)
