@@ -11,6 +11,7 @@ collection, and an unmarked test that starts one anyway fails.
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -45,6 +46,27 @@ def any_db_url(request, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'test.db'}"
     return request.getfixturevalue("postgres_server").create_database()
+
+
+@pytest.fixture(scope="session")
+def demo_db_file(tmp_path_factory):
+    """The shipped demo dataset loaded once per session (per xdist worker) into a SQLite file:
+    the load takes seconds, so a test that reads or adds to the demo takes a copy
+    (`demo_db_url`); tests of the load itself (tests/db/test_demo.py) run it."""
+    from db import get_engine
+    from db.demo import load_demo
+
+    path = tmp_path_factory.mktemp("demo-template") / "demo.db"
+    load_demo(f"sqlite:///{path}")
+    get_engine(f"sqlite:///{path}").dispose()  # closed: the file holds all of it (no WAL left)
+    return path
+
+
+@pytest.fixture
+def demo_db_url(demo_db_file, tmp_path) -> str:
+    """A fresh copy of the loaded demo database for one test."""
+    shutil.copy(demo_db_file, tmp_path / "demo.db")
+    return f"sqlite:///{tmp_path / 'demo.db'}"
 
 
 def _engine_for(url):

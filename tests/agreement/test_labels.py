@@ -77,12 +77,14 @@ def test_reports_name_the_policy():
 
 
 @pytest.fixture(scope="module")
-def demo_url(tmp_path_factory):
-    from db.demo import load_demo
+def demo_url(tmp_path_factory, demo_db_file):
+    import shutil
+
     from db.engine import get_engine
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo.db'}"
-    load_demo(url)
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    shutil.copy(demo_db_file, path)  # the demo as load_demo leaves it (tests/conftest.py)
+    url = f"sqlite:///{path}"
     yield url
     get_engine(url).dispose()
     get_engine.cache_clear()

@@ -37,14 +37,12 @@ def read_only_sqlite_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def project_jsonl(tmp_path_factory):
+def project_jsonl(tmp_path_factory, demo_db_file):
     """A small project export to import (the demo dataset, exported)."""
     folder = tmp_path_factory.mktemp("demo")
-    url = f"sqlite:///{folder / 'demo.db'}"
-    for args in (["db", "demo", "--db", url], ["db", "export", "--db", url, "--out",
-                                                str(folder / "out")]):
-        done = run_in_process(*args)  # only the commands under test run as processes
-        assert done.returncode == 0, done.stderr
+    url = f"sqlite:///{demo_db_file}"  # only read: export opens it read-only
+    done = run_in_process("db", "export", "--db", url, "--out", str(folder / "out"))
+    assert done.returncode == 0, done.stderr  # only the commands under test run as processes
     return str(folder / "out" / "export.jsonl")
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 
 import pytest
@@ -16,10 +17,12 @@ from taxonomy import default_taxonomy
 
 
 @pytest.fixture(scope="module")
-def demo_url(tmp_path_factory):
-    url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo.db'}"
-    load_demo(url)
-    return url
+def demo_url(tmp_path_factory, demo_db_file):
+    """What `load_demo` wrote into an empty database (the session's load, tests/conftest.py;
+    the load itself is tested below)."""
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    shutil.copy(demo_db_file, path)
+    return f"sqlite:///{path}"
 
 
 def test_shipped_file_is_what_the_build_script_writes():

@@ -41,10 +41,8 @@ def _stored(url, signature_start: str) -> dict:
         return session.execute(query).all()
 
 
-def test_every_demo_item_equals_sacrebleu(db_url, capsys):
-    from db.demo import ensure_demo_database
-
-    ensure_demo_database(db_url)
+def test_every_demo_item_equals_sacrebleu(demo_db_url, capsys):
+    db_url = demo_db_url
     assert main(["--metric", "bleu", "--bleu-tokenize", "13a", "--db", db_url,
                  "--no-progress"]) == 0
     assert main(["--metric", "chrf", "--chrf-tokenize", "none", "--db", db_url,
