@@ -2,9 +2,10 @@
 
 `db_url` is a fresh SQLite database. `any_db_url` runs a test once on SQLite and once on a real
 PostgreSQL server that this test session starts on loopback (Debian's `postgresql` binaries);
-the PostgreSQL case is marked `postgres`.
+the PostgreSQL case is marked `postgres`. `demo_db_url` is a copy of the demo database, loaded
+once per session (`demo_db_file`).
 
-The markers (slow, browser, postgres) and the two rules that keep them true live in
+The markers (slow, browser, postgres, e2e) and the rules that keep them true live in
 testing/markers.py: a test that uses a fixture starting one of those things is marked at
 collection, and an unmarked test that starts one anyway fails.
 """

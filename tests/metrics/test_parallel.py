@@ -112,6 +112,7 @@ def test_pool_workers_are_other_processes_that_keep_what_they_prepared(pool):
     assert report.done == results and set(map(id, results)) <= set(map(id, pool.history))
 
 
+@pytest.mark.e2e  # a pool worker process dies (os._exit) and a new one is spawned: seconds
 def test_a_worker_that_dies_is_replaced_and_its_shard_scored(pool, tmp_path):
     shards = [Shard(f"s{k}", dict(die_at=2, fail_dir=str(tmp_path)), (dict(id=k, x=k),))
               for k in range(4)]
