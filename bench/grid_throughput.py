@@ -1,8 +1,10 @@
-"""Throughput of the metric grid on each executor: in-process, a local process pool, local Ray.
+"""Throughput of the metric grid on each executor: in-process, a local process pool, Ray (a local
+cluster, or a running one at --ray-address, e.g. two nodes started with `ray start`).
 
 Scores the same grid (by default BLEU, ROUGE-L and chrF, plus BERTScore with multilingual-e5-small
-at layer 6, no context) over the same synthetic corpus, through the metrics runner
-(`metrics.runner.score_configuration`), once per executor, each on a fresh SQLite database, and prints:
+at layer 6, no context; `--grid lmscore`: SmolLM2's likelihood, no context) over the same
+synthetic corpus, through the metrics runner (`metrics.runner.score_configuration`), once per
+executor, each on a fresh SQLite database, and prints:
 
 - items/s end to end (start-up, model loading and database writes included) and the ratio
   against in-process;
@@ -13,6 +15,8 @@ at layer 6, no context) over the same synthetic corpus, through the metrics runn
   and dispatch (round trip less computing, which includes queueing behind busy workers).
 
     python bench/grid_throughput.py --targets-per-language 40 --models 5 --workers 2
+    python bench/grid_throughput.py --grid lmscore --executors inprocess,ray-cluster \
+        --ray-address auto --workers 2      # after `ray start --head` + `ray start --address`
 
 The model that a neural configuration needs is loaded once in the driver first (the runner checks
 it before creating a run) and not counted in any executor's figures; it is printed on its own.
@@ -40,6 +44,8 @@ from testing.synthetic import MODELS, add_synthetic_corpus  # noqa: E402
 def grid(kind: str, layer: int) -> list[ScoringConfig]:
     lexical = [ScoringConfig(m).validated() for m in ("bleu", "rouge_l", "chrf")]
     neural = [ScoringConfig("bertscore", layer=layer, context="none").validated()]
+    if kind == "lmscore":
+        return [ScoringConfig("lmscore", context="none").validated()]
     return {"lexical": lexical, "bertscore": neural, "both": lexical + neural}[kind]
 
 
@@ -107,11 +113,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets-per-language", type=int, default=40)
     parser.add_argument("--models", type=int, default=5, help="generations per target (<= 5)")
-    parser.add_argument("--grid", choices=("lexical", "bertscore", "both"), default="both")
+    parser.add_argument("--grid", choices=("lexical", "bertscore", "both", "lmscore"), default="both")
     parser.add_argument("--layer", type=int, default=6)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--chunk", type=int, default=128, help="items per shard")
-    parser.add_argument("--executors", default="inprocess,process,ray")
+    parser.add_argument("--executors", default="inprocess,process,ray",
+                        help="of inprocess, process, ray (a local cluster started for the run) "
+                             "and ray-cluster (the running cluster at --ray-address)")
+    parser.add_argument("--ray-address", default="auto",
+                        help="the cluster ray-cluster joins (default: the one `ray start` made)")
     args = parser.parse_args(argv)
 
     configs = grid(args.grid, args.layer)
@@ -132,7 +142,8 @@ def main(argv=None) -> int:
 
     factories = {"inprocess": InProcessExecutor,
                  "process": lambda: ProcessPoolExecutor(args.workers),
-                 "ray": lambda: RayExecutor(workers=args.workers)}
+                 "ray": lambda: RayExecutor(workers=args.workers),
+                 "ray-cluster": lambda: RayExecutor(args.ray_address, workers=args.workers)}
     results = []
     for name in args.executors.split(","):
         url = f"sqlite:///{folder / f'{name}.db'}"
