@@ -56,12 +56,22 @@ def test_a_claim_nobody_renews_is_taken_over_after_its_lease(any_db_url, run_id)
         assert _owners(any_db_url) == {"1-256": alive.owner}
 
 
+def _expiry(url: str, shard: str) -> float:
+    with session_scope(url) as session:
+        return session.execute(select(MetricClaim.expires_at)
+                               .where(MetricClaim.shard == shard)).scalar_one()
+
+
 def test_a_held_claim_is_renewed_so_it_does_not_expire(any_db_url, run_id):
     with Claims(any_db_url, run_id, lease=1.5) as holder, \
             Claims(any_db_url, run_id, lease=60) as other:
         assert holder.claim("1-256")
-        time.sleep(2.0)  # past the first expiry: the renewal thread (every 0.5 s) kept it
-        assert not other.claim("1-256")
+        first = _expiry(any_db_url, "1-256")
+        deadline = time.monotonic() + 30
+        while _expiry(any_db_url, "1-256") <= first:  # the renewal thread, every 0.5 s
+            assert time.monotonic() < deadline, "the held claim was never renewed"
+            time.sleep(0.1)
+        assert not other.claim("1-256")  # renewed a moment ago: still the holder's
 
 
 def test_the_lease_comes_from_the_environment(monkeypatch):
