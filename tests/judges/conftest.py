@@ -2,6 +2,10 @@
 local chat-completions server (see judge_testkit.py)."""
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
+from types import SimpleNamespace
+
 import pytest
 from judge_testkit import ChatServer, labelled_answer
 
@@ -111,19 +115,52 @@ def fill_judge_db(db_url: str) -> None:
                         s.add(models.GoldLabelCode(gold_label_id=gold.id, code="LG-GR1"))
 
 
-@pytest.fixture
-def judged(judge_db, chat_server, monkeypatch):
-    """The three robustness studies' runs on `judge_db` through `judges.run` against the scripted
-    server (`labelled_answer`): runs 1-3 one repeat group (seeds 42-44), run 4 the Greek prompt
-    and run 5 its English twin (seed 7), runs 6-7 code-mixed at CMD 0 and 1 (seed 3)."""
+@pytest.fixture(scope="session")
+def judged_file(tmp_path_factory):
+    """`judged`'s runs made once per session (per xdist worker) into a SQLite file, with the
+    request bodies the scripted server received: four runs cost a second, and six tests read
+    them, each from its own copy (`judged`)."""
+    from db.engine import get_engine
     from judges import run
 
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    chat_server.responder = labelled_answer
-    common = ["--model", "judge-test", "--strategy", "standard", "--lang", "el", "--base-url",
-              chat_server.base_url, "--db", judge_db, "--no-cache", "--quiet"]
-    assert run.main(common + ["--repeats", "3"]) == 0  # seeds 42, 43, 44
-    assert run.main(common + ["--seed", "7"]) == 0  # native (Greek) prompt
-    assert run.main(common + ["--seed", "7", "--prompt-lang", "en"]) == 0
-    assert run.main(common + ["--code-mix", "0", "1", "--code-mix-seed", "3"]) == 0
-    return judge_db, chat_server
+    path = tmp_path_factory.mktemp("judged") / "judged.db"
+    url = f"sqlite:///{path}"
+    fill_judge_db(url)
+    server = ChatServer()
+    server.thread.start()
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("OPENAI_API_KEY", "test")
+            server.responder = labelled_answer
+            common = ["--model", "judge-test", "--strategy", "standard", "--lang", "el",
+                      "--base-url", server.base_url, "--db", url, "--no-cache", "--quiet"]
+            assert run.main(common + ["--repeats", "3"]) == 0  # seeds 42, 43, 44
+            assert run.main(common + ["--seed", "7"]) == 0  # native (Greek) prompt
+            assert run.main(common + ["--seed", "7", "--prompt-lang", "en"]) == 0
+            assert run.main(common + ["--code-mix", "0", "1", "--code-mix-seed", "3"]) == 0
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
+        server.thread.join(timeout=5)
+    get_engine(url).dispose()
+    get_engine.cache_clear()
+    return path, SimpleNamespace(requests=list(server.requests))
+
+
+@pytest.fixture
+def judged(judged_file, db_url):
+    """The three robustness studies' runs through `judges.run` against the scripted server
+    (`labelled_answer`) on a fresh copy of `judge_db`'s corpus: runs 1-3 one repeat group
+    (seeds 42-44), run 4 the Greek prompt and run 5 its English twin (seed 7), runs 6-7
+    code-mixed at CMD 0 and 1 (seed 3). Returns the URL and the server's record (`.requests`,
+    the request bodies it received); the runs are made once per session (`judged_file`)."""
+    from sqlalchemy.engine import make_url
+
+    from db.engine import get_engine
+
+    template, server = judged_file
+    with closing(sqlite3.connect(template)) as source, \
+            closing(sqlite3.connect(make_url(db_url).database)) as copy:
+        source.backup(copy)  # whole, whatever is still in the WAL
+    yield db_url, server
+    get_engine.cache_clear()
