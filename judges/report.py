@@ -403,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="also write report.html with its figures (PNG) "
                         "and every table as CSV/JSON into this folder")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (kappa CI)")
+    parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--labels", default=DEFAULT_LABELS, metavar="POLICY",
                         help=POLICY_HELP.replace("%", "%%"))
     args = parser.parse_args(argv)
@@ -446,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
 
         with output_set(args.out, OWNED) as folder:  # whole or not at all (OutputError)
             data_files = write_report(report, folder)
-            figures = write_figures(report, folder)
+            figures = [] if args.no_figures else write_figures(report, folder)
             page = write_html(report, folder / "report.html", data_files, figures)
         for path in data_files + figures:
             console.print(f"wrote {args.out / path.relative_to(folder)}")

@@ -111,8 +111,10 @@ def test_user_text_is_escaped(judged, tmp_path):
         for judge_run in session.exec(select(models.JudgeRun)).all():
             judge_run.model = "<b>judge</b>&co"
     out = tmp_path / "report"
-    assert report_main(["--db", db_url, "--out", str(out), "--bootstrap", "0"]) == 0
+    assert report_main(["--db", db_url, "--out", str(out), "--bootstrap", "0",
+                        "--no-figures"]) == 0
     text = (out / "report.html").read_text(encoding="utf-8")
+    assert not list(out.rglob("*.png")) and "<img" not in text  # --no-figures: none written
     assert "<b>judge</b>" not in text and "&lt;b&gt;judge&lt;/b&gt;&amp;co" in text
     page = ReportPage(text)
     assert page.tables_in("stability")[0].records()[0]["judge"] == "<b>judge</b>&co"
