@@ -3,6 +3,7 @@ two models), three accounts (anna: nl+zh, bas: nl, lead) and queues for anna and
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -58,10 +59,33 @@ def seed_database():
     return _seed
 
 
+@pytest.fixture(scope="session")
+def app_db_file(tmp_path_factory):
+    """`_seed`'s SQLite database made once per session (per xdist worker): a hundred tests start
+    from it, each from its own copy (`app_db`), instead of creating and seeding their own."""
+    from db import get_engine
+
+    path = tmp_path_factory.mktemp("app-db") / "seeded.db"
+    url = f"sqlite:///{path}"
+    _seed(url)
+    get_engine(url).dispose()  # closed: the file holds all of it (no WAL left)
+    get_engine.cache_clear()
+    return path
+
+
 @pytest.fixture
-def app_db(db_url, monkeypatch):
-    """The URL of a seeded SQLite database, also in $NLCE_DATABASE_URL for the app."""
-    yield from _seeded(db_url, monkeypatch)
+def app_db(app_db_file, tmp_path, monkeypatch):
+    """The URL of a seeded SQLite database (a fresh copy of `app_db_file`), also in
+    $NLCE_DATABASE_URL for the app."""
+    from db import get_engine
+
+    path = tmp_path / "app.db"
+    shutil.copy(app_db_file, path)
+    url = f"sqlite:///{path}"
+    monkeypatch.setenv("NLCE_DATABASE_URL", url)
+    yield url
+    get_engine(url).dispose()
+    get_engine.cache_clear()
 
 
 @pytest.fixture
