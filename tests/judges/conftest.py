@@ -2,6 +2,7 @@
 local chat-completions server (see judge_testkit.py)."""
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from contextlib import closing
 from types import SimpleNamespace
@@ -35,14 +36,30 @@ def chat_server():
 MODELS = ("codegemma", "codellama", "codeqwen", "granite", "starcoder2")
 
 
+@pytest.fixture(scope="session")
+def judge_db_file(tmp_path_factory):
+    """`fill_judge_db`'s SQLite database made once per session (per xdist worker): each test
+    that asks for `judge_db` gets its own copy instead of a schema and a fill of its own."""
+    from db.engine import get_engine
+
+    path = tmp_path_factory.mktemp("judge-db") / "judge.db"
+    fill_judge_db(f"sqlite:///{path}")
+    get_engine(f"sqlite:///{path}").dispose()  # closed: the file holds all of it (no WAL left)
+    get_engine.cache_clear()
+    return path
+
+
 @pytest.fixture
-def judge_db(db_url):
+def judge_db(judge_db_file, db_url):
     """Two Greek and one English target, five generations each; an expert labels every Greek
-    generation, one generation also has a gold label. Returns the URL."""
+    generation, one generation also has a gold label. Returns the URL (a fresh copy of
+    `judge_db_file`)."""
+    from sqlalchemy.engine import make_url
+
     from db.engine import get_engine
 
     get_engine.cache_clear()
-    fill_judge_db(db_url)
+    shutil.copy(judge_db_file, make_url(db_url).database)
     yield db_url
     get_engine.cache_clear()
 
