@@ -104,6 +104,15 @@ def account_id(value: object, what: str = "an account") -> int:
     return value
 
 
+def account_row(session: Session, annotator_id: int) -> m.Annotator:
+    """The account's row (`annotator_id` checked by `account_id`); AuthError when it no longer
+    exists."""
+    row = session.get(m.Annotator, account_id(annotator_id))
+    if row is None:
+        raise AuthError(f"account #{annotator_id} no longer exists")
+    return row
+
+
 def check_password(password: str) -> str:
     """The password if it meets the policy (at least MIN_PASSWORD_LENGTH characters, not only
     spaces), else AnnotateError saying what is missing."""
@@ -165,9 +174,7 @@ def create_annotator(session: Session, *, acting: int | Operator, username: str,
 
 def get_annotator(session: Session, annotator_id: int, *, active_only: bool = False
                   ) -> AnnotatorInfo:
-    row = session.get(m.Annotator, account_id(annotator_id))
-    if row is None:
-        raise AuthError(f"account #{annotator_id} no longer exists")
+    row = account_row(session, annotator_id)
     if active_only and not row.active:
         raise AuthError(f"Account {row.username!r} is deactivated.")
     return _info(row)
@@ -180,9 +187,7 @@ def update_annotator(session: Session, annotator_id: int, *, acting: int | Opera
     action). Labels are never touched; items in a dropped language just leave the queue. A new
     password or a deactivation ends the account's signed-in sessions."""
     require_role(session, acting, "change_account")
-    row = session.get(m.Annotator, account_id(annotator_id))
-    if row is None:
-        raise AuthError(f"account #{annotator_id} no longer exists")
+    row = account_row(session, annotator_id)
     if password:
         check_password(password)
     stops_leading = row.role in LEAD_ROLES and row.active and (
@@ -228,8 +233,6 @@ def all_annotators(session: Session) -> list[AnnotatorInfo]:
 def set_interface_language(session: Session, annotator_id: int, lang: str) -> None:
     if lang not in LANGUAGES:
         raise AnnotateError(f"unknown interface language {lang!r}")
-    row = session.get(m.Annotator, account_id(annotator_id))
-    if row is None:
-        raise AuthError(f"account #{annotator_id} no longer exists")
+    row = account_row(session, annotator_id)
     row.interface_language = lang
     session.add(row)
