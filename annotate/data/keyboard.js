@@ -64,11 +64,18 @@
     else if (key === "m" && noteBox()) noteBox().focus();
     else if (e.key.length === 1) shortcut(e);
   };
+  let endedAt = 0;
   setInterval(() => {  // an Enter's rerun is over: the keys typed meanwhile go on
     if (!waitSince) return;
-    if (running()) { sawRun = true; return; }
-    if (!sawRun && Date.now() - waitSince < 1500) return;
+    if (running()) { sawRun = true; endedAt = 0; return; }
+    const now = Date.now();
+    if (!sawRun && now - waitSince < 1500) return;
+    // the server empties the picker once it has the query; that empty box can reach the page
+    // a moment after the run ends, and keys put in before it would be wiped with the query
+    endedAt = endedAt || now;
+    if (picker() && picker().value !== "" && now - endedAt < 1000) return;
     waitSince = 0;
+    endedAt = 0;
     if (picking && picker()) picker().focus();
     while (held.length && !waitSince) apply(held.shift());
   }, 40);
