@@ -11,11 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+from agreement.correlation import STATISTICS
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, parse_policy
 from db.engine import add_database_argument, resolve_url
 from nlce.cli import EXIT_OK, InputError, run_main
 
 DEFAULT_OUT = "reports/align"
+ALL_STATISTICS = ("kappa", *STATISTICS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,9 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="scott (default), silverman, or a number (scipy's bw_method factor)")
     parser.add_argument("--labels", default=DEFAULT_POLICY, metavar="POLICY",
                         help=POLICY_HELP.replace("%", "%%"))
-    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                        help="bootstrap resamples for kappa's 95%% interval (0 = none)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resamples", "--bootstrap", dest="resamples", type=int, default=1000,
+                        metavar="N",
+                        help="resamples for every interval and paired test: kappa's 95%% interval, "
+                             "the paired bootstrap and the permutations (default 1000; 0 = no "
+                             "intervals or tests, ranks by value alone)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of every resampling (default 0): equal seeds, equal numbers")
+    parser.add_argument("--significance", nargs="+", metavar="STAT",
+                        default=list(ALL_STATISTICS), choices=[*ALL_STATISTICS, "none"],
+                        help="statistics whose pairwise differences are tested and ranked: "
+                             f"{', '.join(ALL_STATISTICS)} (default all) or none")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the rank clusters and of the labels needed "
+                             "(default 0.05)")
     parser.add_argument("--fit-on", metavar="SPLIT",
                         help="fit thresholds only on this split: language=CODE[,..], "
                              "model=NAME[,..], random:SHARE (whole targets) or all")
@@ -94,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             parse_split(spec)
     if args.apply_to and not args.fit_on:
         raise InputError("--apply-to needs --fit-on")
+    if not 0 < args.alpha < 1:
+        raise InputError(f"--alpha must be between 0 and 1, not {args.alpha}")
     saved = load_thresholds(args.thresholds) if args.thresholds else None
     parse_policy(args.labels)
     check_output_folder(args.out, OWNED)  # a wrong --out fails before the work (OutputError)
@@ -103,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         prepare_demo(url, console)
     options = AlignOptions(metrics=args.metric, slices=tuple(dict.fromkeys(args.slice)),
                            weighting=args.weighting, bandwidth=bandwidth,
-                           bootstrap=max(args.bootstrap, 0), seed=args.seed, labels=args.labels,
+                           bootstrap=max(args.resamples, 0), seed=args.seed, labels=args.labels,
+                           significance=() if "none" in args.significance
+                           else tuple(dict.fromkeys(args.significance)), alpha=args.alpha,
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
                            judges=not args.no_judges, datasets=tuple(args.dataset))

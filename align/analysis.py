@@ -257,17 +257,19 @@ def context_effect(kappa: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
     """Change in kappa of each context variant against the same configuration without context
     (same metric, scorer, layer and slice); Figure 11 plots `delta_kappa` per scoring model."""
     if kappa.empty or "context" not in kappa:
-        return pd.DataFrame(columns=["metric", "scorer", "layer", "slice", "slice_value",
-                                     "context", "kappa", "kappa_baseline", "delta_kappa"])
+        return pd.DataFrame(columns=["key", "key_baseline", "metric", "scorer", "layer", "slice",
+                                     "slice_value", "context", "kappa", "kappa_baseline",
+                                     "delta_kappa"])
     ident = ["metric", "scorer", "layer", "slice", "slice_value"]
     frame = kappa.assign(layer=kappa.layer.astype(object).where(kappa.layer.notna(), -1))
-    base = frame[frame.context == baseline][ident + ["kappa"]].rename(
-        columns={"kappa": "kappa_baseline"})
-    other = frame[frame.context != baseline][ident + ["context", "kappa"]]
+    base = frame[frame.context == baseline][ident + ["key", "kappa"]].rename(
+        columns={"kappa": "kappa_baseline", "key": "key_baseline"})
+    other = frame[frame.context != baseline][ident + ["key", "context", "kappa"]]
     merged = other.merge(base, on=ident, how="inner")
     merged["delta_kappa"] = merged.kappa - merged.kappa_baseline
     merged["layer"] = merged.layer.where(merged.layer != -1, None)
-    return merged.sort_values(ident + ["context"], ignore_index=True)
+    columns = ["key", "key_baseline", *ident, "context", "kappa", "kappa_baseline", "delta_kappa"]
+    return merged.sort_values(ident + ["context"], ignore_index=True)[columns]
 
 
 # ---------------------------------------------------------------- model groups (Figures 9-10)

@@ -100,13 +100,6 @@ def bandwidth_factor(spec: str | float, n: np.ndarray | int) -> np.ndarray:
     return np.full(n.shape, float(spec))
 
 
-def _floor(scores: np.ndarray) -> float:
-    spread = float(scores.max() - scores.min()) if scores.size else 0.0
-    if spread > 0:
-        return BANDWIDTH_FLOOR * spread
-    return BANDWIDTH_FLOOR * max(1.0, float(np.abs(scores).max()) if scores.size else 1.0)
-
-
 # ---------------------------------------------------------------- fitting
 
 @dataclass(frozen=True)
@@ -184,51 +177,120 @@ def binned_log_densities(x: np.ndarray, codes: np.ndarray, k: int, grid: np.ndar
     meaningless, so wherever the winning class is not clear beyond that margin (gaps and tails far
     from any data) the log densities of that grid node are recomputed exactly in log space from the
     same bin counts. Needs a uniform grid and bandwidths of at least one grid spacing.
+
+    Batched: with x, codes (R, n), grid (R, G), bandwidths and class_weights (R, k), every row is
+    its own fit (the bootstrap refits thresholds this way), and the result is (R, k, G).
     """
-    g = len(grid)
-    lo, step = float(grid[0]), float(grid[1] - grid[0])
-    weights = np.ones(k) if class_weights is None else np.asarray(class_weights, dtype=float)
-    n_c = np.bincount(codes, minlength=k).astype(float)
+    if np.ndim(grid) == 1:
+        return binned_log_densities(
+            x[None], codes[None], k, grid[None], bandwidths[None],
+            None if class_weights is None else np.asarray(class_weights)[None], noise)[0]
+    rows, g = grid.shape
+    lo, step = grid[:, :1], grid[:, 1:2] - grid[:, :1]
+    weights = (np.ones((rows, k)) if class_weights is None
+               else np.asarray(class_weights, dtype=float))
+    row_class = np.arange(rows)[:, None] * k + codes
+    n_c = np.bincount(row_class.ravel(), minlength=rows * k).reshape(rows, k).astype(float)
     pos = (x - lo) / step
     left = np.clip(np.floor(pos).astype(np.int64), 0, g - 2)
     frac = np.clip(pos - left, 0.0, 1.0)
-    flat = codes * g + left
-    counts = (np.bincount(flat, weights=1.0 - frac, minlength=k * g)
-              + np.bincount(flat + 1, weights=frac, minlength=k * g)).reshape(k, g)
-    counts = counts / np.maximum(n_c, 1.0)[:, None]
-    offsets = np.arange(-(g - 1), g) * step  # kernel at every grid offset
-    kernels = np.exp(-0.5 * (offsets[None, :] / bandwidths[:, None]) ** 2) / (
-        bandwidths[:, None] * math.sqrt(2 * math.pi))
-    size = 1 << int(math.ceil(math.log2(3 * g - 2)))
+    flat = (row_class * g + left).ravel()
+    counts = (np.bincount(flat, weights=(1.0 - frac).ravel(), minlength=rows * k * g)
+              + np.bincount(flat + 1, weights=frac.ravel(), minlength=rows * k * g)
+              ).reshape(rows, k, g)
+    counts = counts / np.maximum(n_c, 1.0)[:, :, None]
+    offsets = np.arange(-(g - 1), g) * step  # kernel at every grid offset, (rows, 2g - 1)
+    kernels = np.exp(-0.5 * (offsets[:, None, :] / bandwidths[:, :, None]) ** 2) / (
+        bandwidths[:, :, None] * math.sqrt(2 * math.pi))
+    # circular convolution of this size equals the linear one on the nodes kept (g-1 .. 2g-2)
+    size = 1 << int(math.ceil(math.log2(2 * g - 1)))
     conv = np.fft.irfft(np.fft.rfft(counts, size) * np.fft.rfft(kernels, size), size)
-    density = np.maximum(conv[:, g - 1:2 * g - 1], 0.0) * weights[:, None]
-    margin = noise * density.max(axis=1, keepdims=True)  # what round-off can hide, per class
+    density = np.maximum(conv[:, :, g - 1:2 * g - 1], 0.0) * weights[:, :, None]
+    margin = noise * density.max(axis=2)  # what round-off can hide, per class
     present = n_c > 0
     with np.errstate(divide="ignore"):
         log_density = np.log(density)
     log_density[~present] = -np.inf
-    if present.sum() > 1:
-        order = np.argsort(np.where(present[:, None], density, -1.0), axis=0)
-        top, second = order[-1], order[-2]
-        cols = np.arange(g)
-        clear = (density[top, cols] - margin[top, 0]) > (density[second, cols] + margin[second, 0])
-    else:
-        clear = np.ones(g, dtype=bool)
-    clear &= density.max(axis=0) > 0
-    unclear = np.flatnonzero(~clear)
-    if unclear.size:
-        for c in np.flatnonzero(present):
-            nodes = np.flatnonzero(counts[c] > 0)
-            z = (grid[unclear, None] - grid[None, nodes]) / bandwidths[c]
-            terms = -0.5 * z * z + np.log(counts[c, nodes])[None, :]
+    ranked = np.argsort(np.where(present[:, :, None], density, -1.0), axis=1)
+    top, second = ranked[:, -1], ranked[:, -2] if k > 1 else ranked[:, -1]
+    clear = ((np.take_along_axis(density, top[:, None], axis=1)[:, 0]
+              - np.take_along_axis(margin, top, axis=1))
+             > (np.take_along_axis(density, second[:, None], axis=1)[:, 0]
+                + np.take_along_axis(margin, second, axis=1)))
+    clear |= (present.sum(axis=1) <= 1)[:, None]
+    clear &= density.max(axis=1) > 0
+    for r in np.flatnonzero(~clear.all(axis=1)):  # the rare rows with unclear nodes: exactly
+        unclear = np.flatnonzero(~clear[r])
+        for c in np.flatnonzero(present[r]):
+            nodes = np.flatnonzero(counts[r, c] > 0)
+            z = (grid[r][unclear][:, None] - grid[r][nodes][None, :]) / bandwidths[r, c]
+            terms = -0.5 * z * z + np.log(counts[r, c, nodes])[None, :]
             peak = terms.max(axis=1)
-            log_density[c, unclear] = (peak + np.log(np.exp(terms - peak[:, None]).sum(axis=1))
-                                       - math.log(bandwidths[c] * math.sqrt(2 * math.pi))
-                                       + math.log(weights[c]))
+            log_density[r, c, unclear] = (
+                peak + np.log(np.exp(terms - peak[:, None]).sum(axis=1))
+                - math.log(bandwidths[r, c] * math.sqrt(2 * math.pi)) + math.log(weights[r, c]))
     return log_density
 
 
 KDE_METHODS = ("binned", "exact")
+
+
+def _setup(x: np.ndarray, codes: np.ndarray, k: int, spec: str | float, grid_size: int,
+           weighting: str):
+    """Per row of (R, n) scores and label codes, one fit each: class counts, bandwidths, the
+    grid, the class weights and which classes are point masses."""
+    rows = len(x)
+    row_class = (np.arange(rows)[:, None] * k + codes).ravel()
+    n_c = np.bincount(row_class, minlength=rows * k).reshape(rows, k)
+    mean = (np.bincount(row_class, weights=x.ravel(), minlength=rows * k).reshape(rows, k)
+            / np.maximum(n_c, 1))
+    deviation = (x - np.take_along_axis(mean, codes, axis=1)) ** 2
+    sq = np.bincount(row_class, weights=deviation.ravel(), minlength=rows * k).reshape(rows, k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(sq / (n_c - 1))
+    point_mass = (n_c > 0) & ((n_c < 2) | ~(sd > 0))
+    raw = np.where(point_mass, 0.0, bandwidth_factor(spec, np.maximum(n_c, 1)) * np.nan_to_num(sd))
+    low, high = x.min(axis=1), x.max(axis=1)
+    spread = high - low
+    floor = np.where(spread > 0, BANDWIDTH_FLOOR * spread,
+                     BANDWIDTH_FLOOR * np.maximum(1.0, np.abs(x).max(axis=1)))
+    bws = np.maximum(raw, floor[:, None])
+    pad = GRID_PAD_BANDWIDTHS * np.where(n_c > 0, bws, -np.inf).max(axis=1)
+    grid = np.linspace(low - pad, high + pad, grid_size, axis=-1)
+    # a kernel narrower than the grid spacing cannot be resolved: the floor is at least one step.
+    # Exact ties (identical point masses) go to the first label in `labels` order.
+    bws = np.maximum(bws, (grid[:, 1] - grid[:, 0])[:, None])
+    prior = n_c / n_c.sum(axis=1, keepdims=True) if weighting == "prior" else np.ones((rows, k))
+    return n_c, bws, grid, prior, point_mass
+
+
+def refit_classify(x: np.ndarray, codes: np.ndarray, k: int, weighting: str = "equal",
+                   bandwidth: str | float = "scott", grid_size: int = DEFAULT_GRID_SIZE
+                   ) -> np.ndarray:
+    """For each row of (R, n) scores and label codes 0..k-1: fit the KDE thresholds on that row
+    and classify the row's own scores with them, for every row at once; equal to
+    `fit_kde_thresholds` then `Thresholds.classify_codes` per row (the paired bootstrap refits
+    the thresholds inside each resample this way). Returns (R, n) predicted codes."""
+    x = np.asarray(x, dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    _, bws, grid, prior, _ = _setup(x, codes, k, parse_bandwidth(bandwidth), grid_size, weighting)
+    log_density = binned_log_densities(x, codes, k, grid, bws, prior)
+    rows = np.arange(len(x))[:, None]
+    winner = np.argmax(log_density, axis=1)
+    lo, step = grid[:, :1], grid[:, 1:2] - grid[:, :1]
+    # each score's grid cell; where the two nodes' winners differ, the crossing is placed in the
+    # cell as `_intervals` places it, and a score on it goes to the upper class
+    cell = np.clip(np.floor((x - lo) / step).astype(np.int64), 0, grid_size - 2)
+    cell = np.where(grid[rows, cell + 1] <= x, np.minimum(cell + 1, grid_size - 2), cell)
+    cell = np.where(grid[rows, cell] > x, np.maximum(cell - 1, 0), cell)
+    a, b = winner[rows, cell], winner[rows, cell + 1]
+    left = log_density[rows, a, cell] - log_density[rows, b, cell]
+    right = log_density[rows, a, cell + 1] - log_density[rows, b, cell + 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = left / (left - right)
+    share = np.where(np.isfinite(share), np.clip(share, 0.0, 1.0), 0.5)
+    cut = grid[rows, cell] + share * (grid[rows, cell + 1] - grid[rows, cell])
+    return np.where((a == b) | (x < cut), a, b)
 
 
 def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
@@ -253,20 +315,8 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
     x, codes = clean_pairs(scores, human, labels)
     if x.size == 0:
         raise ValueError("no item has both a score and a human label; nothing to fit")
-    n_c = np.bincount(codes, minlength=k)
-    mean = np.bincount(codes, weights=x, minlength=k) / np.maximum(n_c, 1)
-    sq = np.bincount(codes, weights=(x - mean[codes]) ** 2, minlength=k)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sd = np.sqrt(sq / (n_c - 1))
-    point_mass = (n_c > 0) & ((n_c < 2) | ~(sd > 0))
-    raw = np.where(point_mass, 0.0, bandwidth_factor(spec, np.maximum(n_c, 1)) * np.nan_to_num(sd))
-    bws = np.maximum(raw, _floor(x))
-    pad = GRID_PAD_BANDWIDTHS * bws[n_c > 0].max()
-    grid = np.linspace(x.min() - pad, x.max() + pad, grid_size)
-    # a kernel narrower than the grid spacing cannot be resolved: the floor is at least one step.
-    # Exact ties (identical point masses) go to the first label in `labels` order.
-    bws = np.maximum(bws, grid[1] - grid[0])
-    prior = n_c / n_c.sum() if weighting == "prior" else np.ones(k)
+    n_c, bws, grid, prior, point_mass = (
+        part[0] for part in _setup(x[None], codes[None], k, spec, grid_size, weighting))
     if method == "binned":
         log_density = binned_log_densities(x, codes, k, grid, bws, prior)
     else:

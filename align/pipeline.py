@@ -16,6 +16,7 @@ from agreement.labels import DEFAULT_POLICY, describe_policy
 from agreement.robustness import study_tables
 from align import analysis
 from align.kde import DEFAULT_GRID_SIZE
+from align.significance import ALL_STATISTICS, SignificanceResult
 from align.thresholds import Thresholds
 from nlce.cli import InputError
 
@@ -26,7 +27,7 @@ class AlignOptions:
     slices: Sequence[str] = ("all", "language", "model")
     weighting: str = "equal"
     bandwidth: str | float = "scott"
-    bootstrap: int = 1000
+    bootstrap: int = 1000  # resamples for every interval and test (`--resamples`)
     seed: int = 0
     labels: str = DEFAULT_POLICY  # the label policy (agreement.labels)
     families: Sequence[str] = ()  # extra model-family YAML files
@@ -36,6 +37,9 @@ class AlignOptions:
     grid_size: int = DEFAULT_GRID_SIZE
     judges: bool = True
     datasets: Sequence[str] = ()  # only these datasets (by name); () = all
+    # statistics compared pairwise for significance and ranks (align.significance); () = none
+    significance: Sequence[str] = ALL_STATISTICS
+    alpha: float = 0.05  # significance level of the rank clusters and of "labels needed"
 
     def describe(self) -> dict:
         out = asdict(self)
@@ -44,6 +48,8 @@ class AlignOptions:
         out["slices"] = list(self.slices)
         out["families"] = list(self.families)
         out["datasets"] = list(self.datasets)
+        out["significance"] = list(self.significance)
+        out["resamples"] = out.pop("bootstrap")
         return out
 
 
@@ -64,6 +70,7 @@ class AlignReport:
     judge_studies: dict[str, pd.DataFrame] = field(default_factory=dict)
     annotator_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     annotator_alpha: float = math.nan
+    significance: SignificanceResult | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -178,6 +185,8 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
         except Exception as error:  # the taxonomy may be unavailable; accuracy still counts
             notes.append(f"judge error codes skipped: {error}")
         report.judge_studies = study_tables(verdicts, label_of, human_codes, codes)
+    if options.significance:
+        compare_configurations(report, verdicts)
     if annotations is not None and annotations.annotator.nunique() > 1:
         report.annotator_pairs, report.annotator_alpha = analysis.annotator_agreement(annotations)
     if labels.empty:
@@ -186,6 +195,36 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     elif scores.empty:
         notes.append("no metric scores found: run `python -m metrics.score` first")
     return report
+
+
+def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -> None:
+    """Correlations, paired significance, ranks and labels needed (`align.significance`) for the
+    metrics and judges of `report`, and intervals for the context deltas; in place."""
+    from align.significance import (
+        SignificanceOptions,
+        compare,
+        context_intervals,
+        judge_configurations,
+        metric_configurations,
+    )
+
+    options = report.options
+    configurations = metric_configurations(report.metrics.predictions, report.metrics.thresholds)
+    if report.judges is not None:
+        for where, configs in judge_configurations(verdicts, report.labels,
+                                                   options.slices).items():
+            configurations.setdefault(where, []).extend(configs)
+    refit = not (options.fit_on or options.thresholds)
+    report.significance = compare(configurations, SignificanceOptions(
+        resamples=options.bootstrap, seed=options.seed, alpha=options.alpha,
+        statistics=tuple(options.significance), refit=refit))
+    report.context = context_intervals(report.context, report.significance.samples)
+    kappa_ranks = report.significance.ranks[report.significance.ranks.statistic == "kappa"]
+    rank_of = {(r.slice, r.slice_value, r.key): r.rank for r in kappa_ranks.itertuples()}
+    for result in (report.metrics, report.judges):
+        if result is not None and len(result.kappa):
+            result.kappa["rank"] = [rank_of.get(where) for where in zip(
+                result.kappa.slice, result.kappa.slice_value, result.kappa.key)]
 
 
 def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:

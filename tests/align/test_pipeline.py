@@ -173,11 +173,14 @@ def test_parse_split_errors():
 
 
 def test_context_effect_pure():
-    kappa = pd.DataFrame({"metric": ["m"] * 3, "scorer": ["s"] * 3, "layer": [None] * 3,
+    kappa = pd.DataFrame({"key": ["m[none]", "m[minimal]", "m[full]"],
+                          "metric": ["m"] * 3, "scorer": ["s"] * 3, "layer": [None] * 3,
                           "slice": ["all"] * 3, "slice_value": ["all"] * 3,
                           "context": ["none", "minimal", "full"], "kappa": [0.5, 0.6, 0.3]})
-    out = context_effect(kappa).set_index("context").delta_kappa
-    assert out["minimal"] == pytest.approx(0.1) and out["full"] == pytest.approx(-0.2)
+    out = context_effect(kappa).set_index("context")
+    assert out.delta_kappa["minimal"] == pytest.approx(0.1)
+    assert out.delta_kappa["full"] == pytest.approx(-0.2)
+    assert out.key_baseline.tolist() == ["m[none]", "m[none]"]
 
 
 def test_family_table_is_extendable(tmp_path):

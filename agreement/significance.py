@@ -1,0 +1,219 @@
+"""Is configuration b better than configuration a on the same items, and how sure: paired tests,
+multiple-comparison adjustment, significance clusters and how many labels a difference needs.
+
+Pure numpy over per-item arrays; every resampling step is one batched call over a block of
+resamples, not a Python loop per resample (the statistics in `agreement.correlation` take a
+resample per row).
+
+- `perm_both`: the PERM-BOTH paired permutation test (Deutsch et al. 2021) as mt-metrics-eval's
+  PermutationSigDiff runs it: both configurations' scores are z-scored, each item's pair of scores
+  is swapped between them with probability 1/2, and the one-sided p-value is the share of
+  permutations whose difference (b - a) is at least the observed one. With 2^n <= resamples
+  every swap pattern is enumerated instead: the exact p-value.
+- `paired_bootstrap`: item indices drawn with replacement, the same draws for every configuration
+  (`resample_indices`), so differences are paired; the interval is the percentile interval of
+  the resampled differences and the one-sided p-value the share of resamples where b is not
+  better (delta <= 0), so the 95% interval excludes 0 exactly when p < 0.025 either way.
+- `holm`: Holm's step-down adjustment; `assign_ranks`: significance clusters as
+  mt-metrics-eval's AssignRanks; `labels_needed`: the labelled items a difference needs to be
+  significant with a given power, from the resampled standard error.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Callable, Sequence
+
+import numpy as np
+
+Statistic = Callable[[np.ndarray], np.ndarray]  # (resamples, n) scores -> (resamples,) values
+_BLOCK_ELEMENTS = 2_000_000  # resamples x items per batched step
+_ROUNDING = 1e-12  # the identity permutation recomputes the observed delta: equal within this
+
+
+@dataclass(frozen=True)
+class PermutationResult:
+    value_a: float
+    value_b: float
+    p_value: float  # one-sided: b correlates better than a
+    resamples: int  # permutations made (fewer than asked after an early stop; 2^n when exact)
+    exact: bool = False
+
+    @property
+    def delta(self) -> float:
+        return self.value_b - self.value_a
+
+
+def zscore(x: np.ndarray) -> np.ndarray:
+    """(x - mean) / sd with ddof 0 (scipy.stats.zscore); nan for a constant vector."""
+    x = np.asarray(x, dtype=float)
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 0 else np.full(x.shape, np.nan)
+
+
+def _swap_patterns(n: int, resamples: int, rng: np.random.Generator, block: int):
+    """Blocks of swap masks (True: the item's two scores change places): every one of the 2^n
+    patterns when there are no more than `resamples`, else random ones, `block` at a time."""
+    if n < 63 and 2 ** n <= resamples:
+        every = np.arange(2 ** n)[:, None] >> np.arange(n)[None, :] & 1
+        for start in range(0, len(every), block):
+            yield every[start:start + block].astype(bool)
+        return
+    made = 0
+    while made < resamples:
+        size = min(block, resamples - made)
+        made += size
+        yield rng.random((size, n)) < 0.5
+
+
+def perm_both(a: Sequence[float], b: Sequence[float], statistic: Statistic,
+              resamples: int = 1000, seed: int = 0, early_stop: tuple[float, float] | None = None,
+              check_every: int = 1000) -> PermutationResult:
+    """PERM-BOTH: the one-sided p-value that ``statistic`` is higher for `b` than for `a` on the
+    same items (``statistic`` binds the human labels and takes the scores, one resample per row).
+
+    `early_stop` (low, high): after every `check_every` permutations, stop once the p-value so far
+    is below low or above high (mt-metrics-eval's PermutationSigDiffParams; its defaults are
+    (0.02, 0.5) every 1,000). ``nan`` p-value where either statistic is undefined.
+    """
+    za, zb = zscore(a), zscore(b)
+    n = za.size
+    observed = statistic(np.stack([za, zb]))
+    value_a, value_b = float(observed[0]), float(observed[1])
+    delta = value_b - value_a
+    if n == 0 or math.isnan(delta) or resamples < 1:
+        return PermutationResult(value_a, value_b, math.nan, 0)
+    rng = np.random.default_rng(seed)
+    exact = n < 63 and 2 ** n <= resamples
+    block = max(1, min(check_every, _BLOCK_ELEMENTS // max(n, 1)))
+    at_least, made, next_check = 0, 0, check_every
+    for swap in _swap_patterns(n, resamples, rng, block):
+        mixed_a = np.where(swap, zb, za)
+        mixed_b = np.where(swap, za, zb)
+        differences = statistic(mixed_b) - statistic(mixed_a)
+        at_least += int(np.count_nonzero(differences >= delta - _ROUNDING * max(1.0, abs(delta))))
+        made += len(swap)
+        if early_stop and not exact and made >= next_check:
+            next_check += check_every
+            if not early_stop[0] <= at_least / made <= early_stop[1]:
+                break
+    return PermutationResult(value_a, value_b, at_least / made, made, exact)
+
+
+# ---------------------------------------------------------------- the paired bootstrap
+
+
+def resample_indices(n: int, resamples: int, seed: int = 0) -> np.ndarray:
+    """(resamples, n) item indices drawn with replacement: one set of draws that every
+    configuration scored on these n items is resampled with, so their differences are paired."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def bootstrap_values(statistic: Callable[[np.ndarray], np.ndarray], indices: np.ndarray
+                     ) -> np.ndarray:
+    """``statistic(index block)`` over blocks of the resampled index rows, concatenated: one
+    value per resample. ``statistic`` gets a (block, n) array of item indices."""
+    n = indices.shape[1] if indices.ndim == 2 else 0
+    block = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    if len(indices) == 0:
+        return np.empty(0)
+    return np.concatenate([np.asarray(statistic(indices[start:start + block]), dtype=float)
+                           for start in range(0, len(indices), block)])
+
+
+@dataclass(frozen=True)
+class BootstrapDifference:
+    delta: float
+    ci_low: float
+    ci_high: float
+    p_value: float  # one-sided, b better than a: the share of resamples with delta <= 0
+    p_two_sided: float
+    se: float  # standard deviation of the resampled differences
+    resamples: int  # resamples where both statistics are defined
+
+
+def paired_bootstrap(value_a: float, value_b: float, samples_a: np.ndarray,
+                     samples_b: np.ndarray, confidence: float = 0.95) -> BootstrapDifference:
+    """The difference b - a, its percentile interval and p-values from paired resamples (the same
+    item draws for both; resamples where either is undefined are left out).
+
+    >>> rng = np.random.default_rng(0)
+    >>> result = paired_bootstrap(0.5, 0.6, rng.normal(0.5, .02, 1000), rng.normal(0.6, .02, 1000))
+    >>> round(result.delta, 2), result.ci_low > 0, result.p_value
+    (0.1, True, 0.0)
+    """
+    differences = np.asarray(samples_b, dtype=float) - np.asarray(samples_a, dtype=float)
+    differences = differences[~np.isnan(differences)]
+    delta = value_b - value_a
+    if differences.size == 0 or math.isnan(delta):
+        return BootstrapDifference(delta, math.nan, math.nan, math.nan, math.nan, math.nan, 0)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(differences, [tail, 100 - tail])
+    not_better = float(np.mean(differences <= 0))
+    not_worse = float(np.mean(differences >= 0))
+    return BootstrapDifference(delta, float(low), float(high), not_better,
+                               min(1.0, 2 * min(not_better, not_worse)),
+                               float(differences.std(ddof=1)) if differences.size > 1 else math.nan,
+                               int(differences.size))
+
+
+# ---------------------------------------------------------------- many comparisons
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm-adjusted p-values (step-down, monotone, at most 1); ``nan`` stays ``nan`` and is not
+    counted among the comparisons.
+
+    >>> holm([0.01, 0.04, 0.03, float("nan")]).tolist()
+    [0.03, 0.06, 0.06, nan]
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    defined = np.flatnonzero(~np.isnan(p))
+    m = defined.size
+    if m == 0:
+        return out
+    order = defined[np.argsort(p[defined], kind="stable")]
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out[order] = adjusted
+    return out
+
+
+def assign_ranks(p_better: np.ndarray, alpha: float = 0.05) -> list[int]:
+    """Significance clusters of configurations sorted best first: ``p_better[i, j]`` (i < j) is
+    the p-value that configuration i is better than j. A new cluster starts at j when some member
+    of the current cluster is significantly better than j (p <= alpha), as mt-metrics-eval's
+    AssignRanks; a missing p-value (nan) never starts one.
+
+    >>> assign_ranks(np.array([[0, .3, .01], [0, 0, .2], [0, 0, 0]]))
+    [1, 1, 2]
+    """
+    n = len(p_better)
+    ranks, rank, start = [], 1, 0
+    for j in range(n):
+        column = p_better[start:j, j]
+        if np.any(column[~np.isnan(column)] <= alpha):
+            rank += 1
+            start = j
+        ranks.append(rank)
+    return ranks
+
+
+def labels_needed(n: int, delta: float, se: float, alpha: float = 0.05, power: float = 0.8
+                  ) -> float:
+    """Labelled items at which a one-sided test at `alpha` finds a true difference `delta` with
+    probability `power`, when `se` is its standard error with `n` items (se shrinks as 1/sqrt(n)):
+    n * ((z_{1-alpha} + z_power) * se / delta)^2. ``nan`` when delta <= 0 or se is unknown.
+
+    >>> labels_needed(100, 0.05, 0.04)
+    396
+    """
+    if not (delta > 0 and se > 0) or n <= 0:
+        return math.nan
+    z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
+    return int(math.ceil(n * (z * se / delta) ** 2))
+
+
+__all__ = ["BootstrapDifference", "PermutationResult", "assign_ranks", "bootstrap_values",
+           "holm", "labels_needed", "paired_bootstrap", "perm_both", "resample_indices", "zscore"]

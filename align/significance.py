@@ -1,0 +1,394 @@
+"""Which configuration agrees better with the humans, and how sure: correlations, paired
+significance, ranks and the labels a difference needs, per slice, for metrics and judges alike.
+
+The statistics are `agreement.correlation` and `agreement.significance`; this module chooses the
+items and the pairs. Per slice, each configuration (a metric configuration or a judge run) has
+its items (labelled generations it scored, or gave an ok verdict for), its scores (a judge's
+verdict as a level: incorrect 0, partial 1, correct 2) and the humans' levels. Every pair of
+configurations is compared on the items both have:
+
+- correlations (Pearson, Spearman, Kendall tau-b, acc23): PERM-BOTH p-values; an interval for
+  the difference from the paired bootstrap (none for acc23, whose threshold search per resample
+  is what PERM-BOTH already pays for);
+- kappa: the paired bootstrap, the KDE thresholds refitted inside every resample (the honest
+  choice: fixed thresholds would not show their own uncertainty), or held fixed where they were
+  fitted on other items (`--fit-on`, `--thresholds`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from agreement.correlation import STATISTICS, acc23, correlation, item_pairs
+from agreement.judges import usable_pairs
+from agreement.significance import (
+    assign_ranks,
+    bootstrap_values,
+    holm,
+    labels_needed,
+    paired_bootstrap,
+    perm_both,
+    resample_indices,
+)
+from agreement.statistics import encode_labels, kappa_from_counts
+from align.analysis import slice_frames, thresholds_key
+from align.kde import refit_classify
+from align.thresholds import Thresholds
+from taxonomy import ACCURACY_LABELS
+
+ALL_STATISTICS = ("kappa",) + STATISTICS
+BOOTSTRAPPED = ("kappa", "pearson", "spearman", "kendall")  # acc23: PERM-BOTH only
+SIGNIFICANCE_COLUMNS = ["slice", "slice_value", "statistic", "a", "b", "value_a", "value_b",
+                        "delta", "ci_low", "ci_high", "p_value", "p_holm", "method", "resamples"]
+RANK_COLUMNS = ["slice", "slice_value", "statistic", "key", "value", "rank"]
+CORRELATION_COLUMNS = ["slice", "slice_value", "key", "statistic", "value", "n", "kind",
+                       "tie_threshold", "method"]
+NEEDED_COLUMNS = ["slice", "slice_value", "statistic", "best", "runner_up", "n", "value_best",
+                  "value_runner_up", "delta", "se", "p_value", "labels_needed", "more_labels"]
+ACC23_PERMUTATION_PAIRS = 20_000  # pairs of items the threshold is re-optimised over per permutation
+ACC23_EARLY_STOP = (0.02, 0.5)  # mt-metrics-eval's PermutationSigDiffParams bounds
+ACC23_CHECK_EVERY = 100
+MIN_ITEMS = 3
+REFIT_BLOCK = 16  # resamples refitted per batched call (small blocks stay in the CPU's cache)
+
+
+@dataclass(frozen=True)
+class SignificanceOptions:
+    resamples: int = 1000
+    seed: int = 0
+    alpha: float = 0.05
+    power: float = 0.8
+    statistics: Sequence[str] = ALL_STATISTICS
+    refit: bool = True  # refit KDE thresholds in each resample (False: thresholds fitted elsewhere)
+
+
+@dataclass
+class Configuration:
+    """One configuration's items in one slice: generation ids (sorted), scores, human levels and,
+    for a metric, the thresholds that classify it (refitted in resamples unless `fixed`)."""
+    key: str
+    kind: str  # "metric" | "judge"
+    items: np.ndarray
+    x: np.ndarray
+    human: np.ndarray
+    thresholds: Thresholds | None = None
+
+    def subset(self, items: np.ndarray) -> "Configuration":
+        keep = np.isin(self.items, items)
+        return Configuration(self.key, self.kind, self.items[keep], self.x[keep],
+                             self.human[keep], self.thresholds)
+
+
+@dataclass
+class SignificanceResult:
+    correlations: pd.DataFrame
+    significance: pd.DataFrame
+    ranks: pd.DataFrame
+    labels_needed: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    # (slice, value, key, statistic) -> (value, bootstrap samples, items) over the config's items
+    samples: dict = field(default_factory=dict, repr=False)
+
+
+# ---------------------------------------------------------------- the items of each slice
+
+
+def metric_configurations(predictions: pd.DataFrame, thresholds: dict[str, Thresholds],
+                          order: Sequence[str] = ACCURACY_LABELS
+                          ) -> dict[tuple[str, str], list[Configuration]]:
+    """(slice, value) -> the metric configurations aligned there, over their labelled items (the
+    rows kappa.csv was computed from: `AlignResult.predictions`)."""
+    out: dict[tuple[str, str], list[Configuration]] = {}
+    if predictions is None or predictions.empty:
+        return out
+    labelled = predictions[predictions.human.notna()]
+    for (key, slice_name, value), rows in labelled.groupby(["key", "slice", "slice_value"],
+                                                            sort=True, observed=True):
+        rows = rows.sort_values("generation_id")
+        out.setdefault((str(slice_name), str(value)), []).append(Configuration(
+            str(key), "metric", rows.generation_id.to_numpy(np.int64),
+            rows.score.to_numpy(float), encode_labels(rows.human.astype(str).to_numpy(), order),
+            thresholds.get(thresholds_key(key, slice_name, value))
+            or thresholds.get(thresholds_key(key, "all", "all"))))
+    return out
+
+
+def judge_configurations(verdicts: pd.DataFrame | None, labels: pd.DataFrame,
+                         slices: Sequence[str], order: Sequence[str] = ACCURACY_LABELS
+                         ) -> dict[tuple[str, str], list[Configuration]]:
+    """(slice, value) -> the judge runs there, over their usable verdicts (ok, with a label)."""
+    out: dict[tuple[str, str], list[Configuration]] = {}
+    if verdicts is None or verdicts.empty:
+        return out
+    label_of = {g: label for g, label in zip(labels.generation_id, labels.label)
+                if isinstance(label, str)}
+    for key, judge_rows in verdicts.groupby("key", sort=True):
+        for slice_name, value, rows in slice_frames(judge_rows, slices):
+            pairs = usable_pairs(rows.drop_duplicates("generation_id"), label_of)
+            if pairs.empty:
+                continue
+            items = pairs.generation_id.to_numpy(np.int64)
+            out.setdefault((slice_name, value), []).append(Configuration(
+                str(key), "judge", items,
+                encode_labels(pairs.accuracy.to_numpy(), order).astype(float),
+                encode_labels([label_of[g] for g in items], order)))
+    return out
+
+
+# ---------------------------------------------------------------- statistics of one configuration
+
+
+def _kappa_of_rows(human: np.ndarray, predicted: np.ndarray, k: int) -> np.ndarray:
+    """Quadratic kappa of each row of (R, n) human and predicted codes, all rows at once."""
+    cells = human * k + predicted + (np.arange(len(human)) * k * k)[:, None]
+    counts = np.bincount(cells.ravel(), minlength=len(human) * k * k).reshape(len(human), k, k)
+    return kappa_from_counts(counts)
+
+
+def kappa_statistic(config: Configuration, refit: bool, k: int = len(ACCURACY_LABELS)):
+    """statistic(rows of item indices) -> kappa per row, for the paired bootstrap."""
+    if config.kind == "metric" and refit:
+        def refitted(rows: np.ndarray) -> np.ndarray:
+            return np.concatenate([
+                _kappa_of_rows(config.human[block], refit_classify(
+                    config.x[block], config.human[block], k), k)
+                for block in np.array_split(rows, max(1, len(rows) // REFIT_BLOCK))])
+        return refitted
+    if config.kind == "metric":
+        predicted = config.thresholds.classify_codes(config.x) if config.thresholds else None
+        if predicted is None:
+            return lambda rows: np.full(len(rows), np.nan)
+    else:
+        predicted = config.x.astype(np.int64)
+    return lambda rows: _kappa_of_rows(config.human[rows], predicted[rows], k)
+
+
+def statistic_value(config: Configuration, statistic: str, refit: bool) -> float:
+    """The statistic over all of the configuration's items (the identity resample)."""
+    every = np.arange(len(config.items))[None, :]
+    if statistic == "kappa":
+        return float(kappa_statistic(config, refit)(every)[0])
+    return float(correlation(statistic, config.x, config.human))
+
+
+def bootstrap_statistic(config: Configuration, statistic: str, refit: bool):
+    """statistic(rows of item indices) -> one value per row."""
+    if statistic == "kappa":
+        return kappa_statistic(config, refit)
+    return lambda rows: correlation(statistic, config.x[rows], config.human[rows])
+
+
+# ---------------------------------------------------------------- one slice
+
+
+def _same_items(a: Configuration, b: Configuration) -> bool:
+    return len(a.items) == len(b.items) and bool(np.array_equal(a.items, b.items))
+
+
+def _ranked(configs: list[Configuration], values: dict[str, float]) -> list[Configuration]:
+    """Best first by value (undefined last), then by key: the order of ranks.csv, which also
+    makes `b` the better-ranked configuration of each pair in significance.csv."""
+    return sorted(configs, key=lambda c: (math.isnan(values[c.key]), -np.nan_to_num(
+        values[c.key], nan=0.0), c.key))
+
+
+class _SliceWork:
+    """The bootstrap draws and samples of one slice, shared by the pairs on the same items."""
+
+    def __init__(self, configs: list[Configuration], options: SignificanceOptions):
+        self.options = options
+        self.configs = configs
+        self._indices: dict[int, np.ndarray] = {}
+        self._samples: dict[tuple[str, str, int], np.ndarray] = {}
+        self._values: dict[tuple[str, str], float] = {}
+
+    def value(self, config: Configuration, statistic: str, whole: bool) -> float:
+        """The statistic over the configuration's items (cached when over its own items)."""
+        if not whole:
+            return statistic_value(config, statistic, self.options.refit)
+        if (config.key, statistic) not in self._values:
+            self._values[(config.key, statistic)] = statistic_value(config, statistic,
+                                                                    self.options.refit)
+        return self._values[(config.key, statistic)]
+
+    def indices(self, n: int) -> np.ndarray:
+        if n not in self._indices:
+            self._indices[n] = resample_indices(n, self.options.resamples, self.options.seed)
+        return self._indices[n]
+
+    def samples(self, config: Configuration, statistic: str, whole: bool) -> np.ndarray:
+        """Bootstrap values of one configuration (cached when over its own items)."""
+        cache = (config.key, statistic, len(config.items)) if whole else None
+        if cache in self._samples:
+            return self._samples[cache]
+        values = bootstrap_values(bootstrap_statistic(config, statistic, self.options.refit),
+                                  self.indices(len(config.items)))
+        if cache:
+            self._samples[cache] = values
+        return values
+
+
+def _pair_rows(slice_name: str, value: str, a: Configuration, b: Configuration,
+               work: _SliceWork, statistics: Iterable[str]) -> list[dict]:
+    """significance.csv rows of one pair on the items both have (b ranked above a)."""
+    options = work.options
+    shared = np.intersect1d(a.items, b.items)
+    if len(shared) < MIN_ITEMS:
+        return []
+    whole = _same_items(a, b)
+    a_s, b_s = (a, b) if whole else (a.subset(shared), b.subset(shared))
+    rows = []
+    for statistic in statistics:
+        row = {"slice": slice_name, "slice_value": value, "statistic": statistic,
+               "a": a.key, "b": b.key}
+        value_a, value_b = work.value(a_s, statistic, whole), work.value(b_s, statistic, whole)
+        if statistic == "kappa":
+            diff = paired_bootstrap(value_a, value_b, work.samples(a_s, statistic, whole),
+                                    work.samples(b_s, statistic, whole))
+            how = "refitted" if options.refit else "fixed"
+            row.update(value_a=value_a, value_b=value_b, delta=value_b - value_a,
+                       ci_low=diff.ci_low, ci_high=diff.ci_high, p_value=diff.p_value,
+                       method=f"paired bootstrap (thresholds {how} per resample)",
+                       resamples=diff.resamples)
+            rows.append(row)
+            continue
+        if statistic == "acc23":
+            pairs = item_pairs(len(shared), ACC23_PERMUTATION_PAIRS, options.seed)
+            result = perm_both(a_s.x, b_s.x,
+                               lambda x, pairs=pairs: acc23(x, a_s.human, pairs=pairs).value,
+                               options.resamples, options.seed, ACC23_EARLY_STOP,
+                               ACC23_CHECK_EVERY)
+            sampled = "" if pairs[2] else f" over {len(pairs[0]):,} random item pairs"
+            method = (f"perm-both (tie threshold re-optimised per permutation{sampled}; early "
+                      f"stop outside p {ACC23_EARLY_STOP[0]}-{ACC23_EARLY_STOP[1]} every "
+                      f"{ACC23_CHECK_EVERY})")
+            ci_low = ci_high = math.nan
+        else:
+            result = perm_both(a_s.x, b_s.x, lambda x, s=statistic: correlation(s, x, a_s.human),
+                               options.resamples, options.seed)
+            diff = paired_bootstrap(value_a, value_b, work.samples(a_s, statistic, whole),
+                                    work.samples(b_s, statistic, whole))
+            ci_low, ci_high = diff.ci_low, diff.ci_high
+            method = "perm-both" + (" (exact: every swap)" if result.exact else "") + \
+                     "; interval: paired bootstrap"
+        row.update(value_a=value_a, value_b=value_b, delta=value_b - value_a, ci_low=ci_low,
+                   ci_high=ci_high, p_value=result.p_value, method=method,
+                   resamples=result.resamples)
+        rows.append(row)
+    return rows
+
+
+def _correlation_rows(slice_name: str, value: str, config: Configuration, seed: int
+                      ) -> list[dict]:
+    rows = []
+    for statistic in STATISTICS:
+        row = {"slice": slice_name, "slice_value": value, "key": config.key,
+               "statistic": statistic, "n": len(config.items), "kind": config.kind,
+               "tie_threshold": math.nan, "method": ""}
+        if statistic == "acc23":
+            result = acc23(config.x, config.human, seed=seed)
+            row.update(value=float(result.value), tie_threshold=float(result.threshold),
+                       method=result.method)
+        else:
+            row["value"] = float(correlation(statistic, config.x, config.human))
+        rows.append(row)
+    return rows
+
+
+def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Configuration],
+                 ranks: list[int], pairs: pd.DataFrame, work: _SliceWork) -> list[dict]:
+    """The best configuration against each runner-up in its cluster: labels for significance."""
+    if statistic not in BOOTSTRAPPED or len(ranked) < 2:
+        return []
+    best = ranked[0]
+    rows = []
+    for config, rank in zip(ranked[1:], ranks[1:]):
+        if rank != ranks[0]:
+            break
+        pair = pairs[(pairs.a == config.key) & (pairs.b == best.key)]
+        if pair.empty:
+            continue
+        shared = np.intersect1d(best.items, config.items)
+        whole = _same_items(best, config)
+        a_s, b_s = (config, best) if whole else (config.subset(shared), best.subset(shared))
+        diff = paired_bootstrap(float(pair.value_a.iloc[0]), float(pair.value_b.iloc[0]),
+                                work.samples(a_s, statistic, whole),
+                                work.samples(b_s, statistic, whole))
+        needed = labels_needed(len(shared), diff.delta, diff.se, work.options.alpha,
+                               work.options.power)
+        rows.append({"slice": slice_name, "slice_value": value, "statistic": statistic,
+                     "best": best.key, "runner_up": config.key, "n": len(shared),
+                     "value_best": diff.delta + float(pair.value_a.iloc[0]),
+                     "value_runner_up": float(pair.value_a.iloc[0]), "delta": diff.delta,
+                     "se": diff.se, "p_value": float(pair.p_value.iloc[0]),
+                     "labels_needed": needed,
+                     "more_labels": needed - len(shared) if not math.isnan(needed) else math.nan})
+    return rows
+
+
+def compare(configurations: dict[tuple[str, str], list[Configuration]],
+            options: SignificanceOptions = SignificanceOptions()) -> SignificanceResult:
+    """Correlations, pairwise significance, ranks and labels needed for every slice."""
+    statistics = [s for s in ALL_STATISTICS if s in options.statistics]
+    correlations, significance, ranks, needed = [], [], [], []
+    samples: dict = {}
+    for (slice_name, value), configs in configurations.items():
+        configs = [c for c in configs if len(c.items) >= MIN_ITEMS]
+        for config in configs:
+            correlations.extend(_correlation_rows(slice_name, value, config, options.seed))
+        if len(configs) < 1:
+            continue
+        work = _SliceWork(configs, options)
+        slice_pairs = []
+        for statistic in statistics:
+            values = {c.key: work.value(c, statistic, True) for c in configs}
+            ranked = _ranked(configs, values)
+            tested = options.resamples > 0
+            pair_rows = [row for i, b in enumerate(ranked) for a in ranked[i + 1:] if tested
+                         for row in _pair_rows(slice_name, value, a, b, work, [statistic])]
+            pairs = pd.DataFrame(pair_rows, columns=SIGNIFICANCE_COLUMNS)
+            if len(pairs):
+                pairs["p_holm"] = holm(pairs.p_value.to_numpy(float))
+            # untested (no resamples), every configuration is its own rank, as mt-metrics-eval
+            p_better = np.full((len(ranked), len(ranked)), np.nan if tested else 0.0)
+            position = {c.key: i for i, c in enumerate(ranked)}
+            for row in pairs.itertuples():
+                p_better[position[row.b], position[row.a]] = row.p_value
+            cluster = assign_ranks(p_better, options.alpha)
+            ranks.extend({"slice": slice_name, "slice_value": value, "statistic": statistic,
+                          "key": c.key, "value": values[c.key], "rank": r}
+                         for c, r in zip(ranked, cluster))
+            needed.extend(_needed_rows(slice_name, value, statistic, ranked, cluster, pairs, work))
+            slice_pairs.append(pairs)
+            if statistic in BOOTSTRAPPED and options.resamples:
+                for c in configs:
+                    samples[(slice_name, value, c.key, statistic)] = (
+                        values[c.key], work.samples(c, statistic, True), c.items)
+        significance.extend(p for p in slice_pairs if len(p))
+    return SignificanceResult(
+        correlations=pd.DataFrame(correlations, columns=CORRELATION_COLUMNS),
+        significance=(pd.concat(significance, ignore_index=True) if significance
+                      else pd.DataFrame(columns=SIGNIFICANCE_COLUMNS)),
+        ranks=pd.DataFrame(ranks, columns=RANK_COLUMNS),
+        labels_needed=pd.DataFrame(needed, columns=NEEDED_COLUMNS), samples=samples)
+
+
+def context_intervals(context: pd.DataFrame, samples: dict, confidence: float = 0.95
+                      ) -> pd.DataFrame:
+    """context.csv with a paired-bootstrap interval and a two-sided p-value for each delta kappa
+    (the context variant against no context, same items, thresholds as for kappa)."""
+    out = context.copy()
+    low, high, p = [], [], []
+    for row in out.itertuples():
+        a = samples.get((row.slice, row.slice_value, row.key_baseline, "kappa"))
+        b = samples.get((row.slice, row.slice_value, row.key, "kappa"))
+        if a is None or b is None or not np.array_equal(a[2], b[2]):
+            low.append(math.nan), high.append(math.nan), p.append(math.nan)
+            continue
+        diff = paired_bootstrap(a[0], b[0], a[1], b[1], confidence)
+        low.append(diff.ci_low), high.append(diff.ci_high), p.append(diff.p_two_sided)
+    return out.assign(ci_low=low, ci_high=high, p_value=p)
