@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="what to print on stdout (files are always written)")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--no-judges", action="store_true", help="leave the LLM judges out")
+    parser.add_argument("--monotone", action="store_true",
+                        help="where a configuration's KDE regions are out of order for its "
+                             "direction (low scores classed correct), fit ordered thresholds "
+                             "instead (the study's method, the default, lets regions fall where "
+                             "the densities cross)")
     parser.add_argument("--grid-size", type=int, default=1024,
                         help="grid points for the KDE crossings (default 1024)")
     parser.add_argument("--demo", action="store_true",
@@ -121,11 +126,13 @@ def main(argv: list[str] | None = None) -> int:
                            bootstrap=max(args.resamples, 0), seed=args.seed, labels=args.labels,
                            significance=() if "none" in args.significance
                            else tuple(dict.fromkeys(args.significance)), alpha=args.alpha,
+                           monotone=args.monotone,
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
                            judges=not args.no_judges, datasets=tuple(args.dataset))
     from align.pipeline import run_alignment
-    from align.report import print_table, to_json, write_report
+    from align.report import summary, tables, to_json, write_report
+    from align.terminal import print_table
     from db.engine import read_only_url
 
     started = time.perf_counter()
@@ -136,14 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "table":
         print_table(report, console)
     elif args.format == "csv":
-        write_csv(sys.stdout, report.metrics.kappa)
+        write_csv(sys.stdout, tables(report)["kappa"])  # kappa.csv, label policy and all
     else:
         import json
 
         print(json.dumps(to_json(report), indent=1, ensure_ascii=False))
-    n_configs = report.metrics.kappa.key.nunique() if len(report.metrics.kappa) else 0
-    console.print(f"aligned {n_configs} metric configuration(s) over {len(report.labels)} "
-                  f"labelled generations in {aligned:.2f}s; report: {written['html']}")
+    console.print(f"aligned {summary(report)} in {aligned:.2f}s; report: {written['html']}")
     return EXIT_OK
 
 

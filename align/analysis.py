@@ -22,7 +22,7 @@ from agreement.statistics import (
     pairwise_kappa,
 )
 from align.evaluation import Evaluation, evaluate, noise_separation
-from align.kde import DEFAULT_GRID_SIZE, fit_kde_thresholds
+from align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds, ordered_thresholds
 from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
@@ -48,7 +48,7 @@ def _config_fields(rows: pd.DataFrame) -> dict:
     layer = first.layer
     return {"metric": first.metric, "scorer": first.scorer,
             "layer": None if layer is None or pd.isna(layer) else int(layer),
-            "context": first.context}
+            "context": first.context, "key_none": getattr(first, "key_none", None)}
 
 
 @dataclass
@@ -100,8 +100,8 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                   weighting: str = "equal", bandwidth: str | float = "scott",
                   bootstrap: int = 0, seed: int = 0, grid_size: int = DEFAULT_GRID_SIZE,
                   fitted: Mapping[str, Thresholds] | None = None,
-                  label_order: Sequence[str] = ACCURACY_LABELS, keep_fits: bool = True
-                  ) -> AlignResult:
+                  label_order: Sequence[str] = ACCURACY_LABELS, keep_fits: bool = True,
+                  monotone: bool = False) -> AlignResult:
     """Fit (or, with `fitted`, apply) KDE thresholds per configuration and slice; compare with
     the human labels.
 
@@ -111,6 +111,11 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
     and slice is classified with its saved thresholds, or the configuration's "all" thresholds
     when the slice has none (a configuration without any is reported in `warning`).
     `predictions` holds every real generation's predicted label, labelled or not.
+
+    Each row says whether its regions are in label order for the metric's direction
+    (`monotone`; empty where the run did not record a direction); with `monotone` True, fits
+    whose regions are out of order are replaced by ordered thresholds (`kde.ordered_thresholds`;
+    the direction, where unknown, from the sign of Spearman's rho on the fitted items).
     """
     order = tuple(label_order)
     real = scores[scores.noise == "none"].reset_index(drop=True)
@@ -125,6 +130,7 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                            np.cumsum(np.bincount(key_codes, minlength=len(key_names)))[:-1])
     fields_of = {k: _config_fields(real.iloc[[int(rows[0])]]) for k, rows in
                  zip(key_names, rows_of_key) if len(rows)}
+    direction_of = _directions(real, key_names, rows_of_key)
     kappa_rows, confusion_rows, predictions = [], [], []
     fits, thresholds = {}, {}
     for key, key_rows in zip(key_names, rows_of_key):
@@ -153,6 +159,13 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                         fit = fit_kde_thresholds(x, hl, order, weighting, bandwidth, grid_size)
                         t = fit.thresholds
                         source = "fitted"
+                        if monotone:
+                            ascending = direction_of[key]
+                            if ascending is None:  # the run did not say: the data's direction
+                                ascending = not _spearman(x, hl) < 0
+                            t = ordered_thresholds(fit, ascending)
+                            source = "fitted" if t is fit.thresholds else "fitted, ordered"
+                            fit = KDEFit(t, fit.grid, fit.log_density, fit.score_range)
                         if keep_fits:
                             fits[(key, slice_name, value)] = fit
                     thresholds[tkey] = t
@@ -167,6 +180,9 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                             "regions": t.describe(short=True),
                             "orientation": t.orientation, "intervals": len(t.intervals),
                             "point_mass": ",".join(t.point_mass), "thresholds_from": source,
+                            "direction": {True: "higher", False: "lower"}.get(direction_of[key],
+                                                                              ""),
+                            "monotone": _in_order(t, direction_of[key]),
                             "warning": evaluation.warning})
                 row.update({f"intervals_{lab}": cnt for lab, cnt in t.intervals_per_class().items()})
                 row.update({f"precision_{lab}": d["precision"] for lab, d in per_label.items()})
@@ -180,11 +196,39 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                                     encode_labels(t.classify(x_all[rows]), order,
                                                   allow_missing=True)))
     kappa = pd.DataFrame(kappa_rows)
+    if "layer" in kappa:  # a layer is a number, or none (not 12.0 beside NaN)
+        kappa["layer"] = kappa.layer.astype("Int64")
     if "warning" not in kappa:
         kappa["warning"] = pd.Series(dtype=object)
     return AlignResult(kappa=kappa, confusion=pd.DataFrame(confusion_rows), fits=fits,
                        thresholds=thresholds,
                        predictions=_predictions(predictions, generation, x_all, human, order))
+
+
+def _directions(real: pd.DataFrame, key_names, rows_of_key) -> dict:
+    """key -> True (higher is better), False, or None where its runs did not record it."""
+    if "higher_is_better" not in real:
+        return {key: None for key in key_names}
+    column = real.higher_is_better.to_numpy()
+    out = {}
+    for key, rows in zip(key_names, rows_of_key):
+        known = pd.Series(column[rows], dtype=object).dropna()
+        out[key] = bool(known.iloc[0]) if len(known) else None
+    return out
+
+
+def _in_order(t: Thresholds, higher_is_better: bool | None) -> bool | None:
+    """Whether the regions run from worst to best in the metric's direction (None: unknown)."""
+    if higher_is_better is None:
+        return None
+    return t.orientation in ("single", "ascending" if higher_is_better else "descending")
+
+
+def _spearman(x: np.ndarray, codes: np.ndarray) -> float:
+    from agreement.correlation import spearman
+
+    value = float(spearman(x, codes))
+    return 0.0 if math.isnan(value) else value
 
 
 def _predictions(parts, generation, x_all, human, order) -> pd.DataFrame:
@@ -255,21 +299,24 @@ def noise_table(scores: pd.DataFrame, slices: Sequence[str] = ("all",),
 
 def context_effect(kappa: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
     """Change in kappa of each context variant against the same configuration without context
-    (same metric, scorer, layer and slice); Figure 11 plots `delta_kappa` per scoring model."""
+    (the key its `key_none` names, same slice); Figure 11 plots `delta_kappa` per scoring model."""
+    columns = ["key", "key_baseline", "metric", "scorer", "layer", "slice", "slice_value",
+               "context", "kappa", "kappa_baseline", "delta_kappa"]
     if kappa.empty or "context" not in kappa:
-        return pd.DataFrame(columns=["key", "key_baseline", "metric", "scorer", "layer", "slice",
-                                     "slice_value", "context", "kappa", "kappa_baseline",
-                                     "delta_kappa"])
-    ident = ["metric", "scorer", "layer", "slice", "slice_value"]
-    frame = kappa.assign(layer=kappa.layer.astype(object).where(kappa.layer.notna(), -1))
-    base = frame[frame.context == baseline][ident + ["key", "kappa"]].rename(
-        columns={"kappa": "kappa_baseline", "key": "key_baseline"})
-    other = frame[frame.context != baseline][ident + ["key", "context", "kappa"]]
-    merged = other.merge(base, on=ident, how="inner")
+        return pd.DataFrame(columns=columns)
+    frame = kappa if "key_none" in kappa else kappa.assign(key_none=None)
+    # without key_none (frames made by hand), the configuration is metric, scorer and layer
+    frame = frame.assign(key_none=frame.key_none.where(frame.key_none.notna(), [
+        f"{m}|{s}|{layer}" for m, s, layer in zip(frame.metric, frame.scorer, frame.layer)]))
+    base = frame[frame.context == baseline][["key_none", "slice", "slice_value", "key", "kappa"]]
+    base = base.rename(columns={"key": "key_baseline", "kappa": "kappa_baseline"})
+    other = frame[frame.context != baseline]
+    merged = other.merge(base, on=["key_none", "slice", "slice_value"], how="inner")
     merged["delta_kappa"] = merged.kappa - merged.kappa_baseline
-    merged["layer"] = merged.layer.where(merged.layer != -1, None)
-    columns = ["key", "key_baseline", *ident, "context", "kappa", "kappa_baseline", "delta_kappa"]
-    return merged.sort_values(ident + ["context"], ignore_index=True)[columns]
+    ident = ["metric", "scorer", "layer", "slice", "slice_value", "context"]
+    merged = merged.assign(_layer=merged.layer.fillna(-1)).sort_values(
+        ["metric", "scorer", "_layer", "slice", "slice_value", "context"], ignore_index=True)
+    return merged[columns] if set(ident) <= set(merged) else merged.reindex(columns=columns)
 
 
 # ---------------------------------------------------------------- model groups (Figures 9-10)

@@ -23,6 +23,7 @@ from sqlmodel import Session
 from agreement.judges import load_verdicts
 from agreement.labels import DEFAULT_POLICY, Gold, Vote, resolve
 from db.engine import get_engine
+from db.metric_keys import HIGHER_IS_BETTER, KEY_OPTIONS, metric_key
 from db.models import (
     Annotation,
     AnnotationCode,
@@ -43,33 +44,16 @@ SCORE_COLUMNS = ["run_id", "signature", "metric", "scorer", "layer", "context", 
                  "recall", "model", "language", "programming_language"]
 
 
-def config_key(metric: str, scorer: str | None, layer, context: str) -> str:
-    """A readable, unique name for one metric configuration, e.g. 'bertscore[e5-small,L-,full]'.
-
-    >>> config_key("bleu", "", None, "none")
-    'bleu'
-    >>> config_key("bertscore", "intfloat/multilingual-e5-small", 8, "full")
-    'bertscore[intfloat/multilingual-e5-small,L8,full]'
-    """
-    parts = []
-    if scorer:
-        parts.append(str(scorer))
-    if layer is not None and not (isinstance(layer, float) and pd.isna(layer)):
-        parts.append(f"L{int(layer)}")
-    if context and context != "none" or parts:
-        parts.append(context or "none")
-    return f"{metric}[{','.join(parts)}]" if parts else str(metric)
-
-
 # signature parts that vary between the runs of one configuration (its noise runs, library
 # upgrades) rather than naming another configuration
 _RUN_PARTS = ("noise:", "noisetok:", "seed:", "runner:", "versions:", "version:")
 
 
 def _qualify_colliding_keys(key_of_run: dict, signature_of_run: dict) -> dict:
-    """Runs that share a readable key but differ in another scoring option (idf, rescaling,
-    dtype, BLEU tokenizer...) are different configurations: append the differing signature
-    parts to their keys, e.g. 'bertscore[e5,L9,none,dtype:bfloat16]', so they are never merged.
+    """For runs stored without their key options (before keys were stable): runs that share a
+    readable key but differ in another scoring option (idf, rescaling, dtype, BLEU tokenizer...)
+    are different configurations: append the differing signature parts to their keys, e.g.
+    'bertscore[e5,L9,none,dtype:bfloat16]', so they are never merged.
 
     >>> _qualify_colliding_keys({1: "b", 2: "b"}, {1: "metric:b|idf:no|noise:none",
     ...                                           2: "metric:b|idf:yes|noise:uniform"})
@@ -115,7 +99,8 @@ def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) ->
 
     Real predictions have noise "none" and a generation; noise controls have noise "uniform" or
     "targeted" (the noise sample's kind) and no generation model. `key` names the configuration
-    (see `config_key`) so that real and noise scores of the same configuration share it.
+    (`db.metric_keys`) so that real and noise scores of the same configuration share it;
+    `key_none` names the same configuration without context (what Figure 11 compares with).
     """
     metrics = list(metrics) if metrics else None
     run_cols = [MetricRun.id, MetricRun.signature, MetricRun.metric, MetricRun.model,
@@ -156,17 +141,32 @@ def load_scores(url: str | None = None, metrics: Iterable[str] | None = None) ->
     frame["scorer"] = frame["scorer"].fillna("")
     # one key per run, mapped onto its rows (not one Python call per score)
     runs = frame.drop_duplicates("run_id")
-    key_of_run = {r: config_key(m, s, layer, c) for r, m, s, layer, c in
-                  zip(runs.run_id, runs.metric, runs.scorer, runs.layer, runs.context)}
-    key_of_run = _qualify_colliding_keys(key_of_run, dict(zip(runs.run_id, runs.signature)))
+    with Session(get_engine(url)) as session:
+        params = dict(session.execute(select(MetricRun.id, MetricRun.params)
+                                      .where(MetricRun.id.in_(runs.run_id.tolist()))).all())
+    key_of_run, none_of_run, legacy, direction = {}, {}, {}, {}
+    for r, m, scorer, layer, context in zip(runs.run_id, runs.metric, runs.scorer, runs.layer,
+                                            runs.context):
+        options = (params.get(r) or {}).get(KEY_OPTIONS)
+        direction[r] = (params.get(r) or {}).get(HIGHER_IS_BETTER)
+        if options is None:
+            legacy[r] = metric_key(m, scorer, layer, context)
+        key_of_run[r] = metric_key(m, scorer, layer, context, options)
+        none_of_run[r] = metric_key(m, scorer, layer, "none", options)
+    key_of_run.update(_qualify_colliding_keys(legacy, dict(zip(runs.run_id, runs.signature))))
     frame["key"] = frame.run_id.map(key_of_run)
-    # a generation scored twice under one configuration (e.g. also inside a noise run): keep the
-    # score of the run without noise, then the earliest run
-    real_rows = frame.noise == "none"
-    ordered = frame[real_rows].assign(_noise_run=frame.run_noise != "none").sort_values(
+    frame["key_none"] = frame.run_id.map(none_of_run)  # the same configuration without context
+    frame["key_stable"] = ~frame.run_id.isin(list(legacy))
+    frame["higher_is_better"] = frame.run_id.map(direction)  # None where the run did not say
+    # a generation (or noise sample) scored twice under one configuration (inside a noise run,
+    # or by two runs that differ only in how they compute, e.g. the backend): keep the score of
+    # the run without noise, then the earliest run
+    ordered = frame.assign(_noise_run=frame.run_noise != "none").sort_values(
         ["_noise_run", "run_id"])
-    deduped = ordered.drop_duplicates(["key", "generation_id"]).drop(columns="_noise_run")
-    return pd.concat([deduped, frame[~real_rows]], ignore_index=True)
+    real_rows = ordered.noise == "none"
+    deduped = ordered[real_rows].drop_duplicates(["key", "generation_id"])
+    noise_rows = ordered[~real_rows].drop_duplicates(["key", "noise_sample_id"])
+    return pd.concat([deduped, noise_rows], ignore_index=True).drop(columns="_noise_run")
 
 
 def load_annotations(url: str | None = None) -> pd.DataFrame:
@@ -226,15 +226,24 @@ def load_judge_verdicts(url: str | None = None) -> pd.DataFrame:
     return load_verdicts(url)
 
 
-def load_generation_datasets(url: str | None = None) -> pd.DataFrame:
-    """generation_id, target_id, dataset (name) of every generation, both kinds of target."""
+def load_generations(url: str | None = None) -> pd.DataFrame:
+    """generation_id, target_id, dataset (name), item, model of every generation, both kinds of
+    target. `item` names the target where an export does: a pairs item by its id, a file's
+    comment as repo/path:start-end (its character span)."""
     from db.models import Dataset
 
     with Session(get_engine(url)) as session:
-        return _frame(session, with_source(select(Generation.id, Generation.target_id, Dataset.name)
-                                           .join(Target, Target.id == Generation.target_id))
-                      .join(Dataset, Dataset.id == TARGET_DATASET_ID),
-                      ["generation_id", "target_id", "dataset"])
+        frame = _frame(session, with_source(
+            select(Generation.id, Generation.target_id, Dataset.name, Target.external_id,
+                   SourceFile.repo, SourceFile.path, Target.span_start, Target.span_end,
+                   Generation.model).join(Target, Target.id == Generation.target_id))
+            .join(Dataset, Dataset.id == TARGET_DATASET_ID),
+            ["generation_id", "target_id", "dataset", "external_id", "repo", "path", "start",
+             "end", "model"])
+    frame["item"] = [item if path is None else f"{'/'.join(p for p in (repo, path) if p)}:{a}-{b}"
+                     for item, repo, path, a, b in zip(frame.external_id, frame.repo, frame.path,
+                                                       frame.start, frame.end)]
+    return frame[["generation_id", "target_id", "dataset", "item", "model"]]
 
 
 def count_metric_scores(url: str | None = None) -> tuple[int, int, int]:

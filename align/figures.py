@@ -57,6 +57,12 @@ def _normalise(values: np.ndarray) -> np.ndarray:
 
 
 MAX_POINTS = 2000  # points drawn per strip or scatter (a random sample beyond that)
+MAX_KDE_FIGURES = 24  # Figures 5 and 7-8 for at most this many configurations (all in the CSVs)
+
+
+def slug(text: str) -> str:
+    """A configuration key as part of a figure's file name (fig5_kde_<slug>.png)."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:80]
 
 
 def strip_plot(scores: pd.DataFrame, labels: pd.DataFrame, keys: Sequence[str] | None = None,
@@ -255,8 +261,10 @@ def group_plot(groups: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def context_plot(context: pd.DataFrame, title: str = "") -> Figure:
-    """Figure 11: change in kappa against no context, per context variant and scoring model."""
+def context_plot(context: pd.DataFrame, title: str = "", alpha: float = 0.05) -> Figure:
+    """Figure 11: change in kappa against no context, per context variant and scoring model,
+    with its paired-bootstrap 95% interval where context.csv has one; a filled marker where the
+    change is significant (two-sided p < `alpha`), a hollow one where it is not."""
     if context.empty:
         return _empty("no context variants to compare")
     variants = list(dict.fromkeys(context.context))
@@ -265,19 +273,33 @@ def context_plot(context: pd.DataFrame, title: str = "") -> Figure:
     context = context.assign(series=[f"{m}[{s}]" if s else m
                                      for m, s in zip(context.metric, context.scorer)])
     names = list(dict.fromkeys(context.series))
-    rng = np.random.default_rng(0)
-    for name in names:
+    offsets = np.linspace(-0.2, 0.2, len(names)) if len(names) > 1 else np.zeros(1)
+    has_ci = "ci_low" in context and context.ci_low.notna().any()
+    for j, name in enumerate(names):
         part = context[context.series == name]
-        pos = np.array([variants.index(v) for v in part.context], float)
-        ax.scatter(pos + rng.uniform(-0.15, 0.15, len(pos)), part.delta_kappa, s=14,
-                   label=short_key(name).replace("\n", " "))
+        pos = np.array([variants.index(v) for v in part.context], float) + offsets[j]
+        y = part.delta_kappa.to_numpy(float)
+        colour = _FALLBACK[j % len(_FALLBACK)]
+        if has_ci:
+            err = np.vstack([y - part.ci_low.to_numpy(float), part.ci_high.to_numpy(float) - y])
+            ax.errorbar(pos, y, yerr=np.where(np.isnan(err), 0, err), fmt="none", ecolor=colour,
+                        elinewidth=1, capsize=2)
+        significant = (part.p_value.to_numpy(float) < alpha) if "p_value" in part else \
+            np.zeros(len(part), dtype=bool)
+        label = short_key(name).replace("\n", " ")
+        ax.scatter(pos[significant], y[significant], s=30, color=colour,
+                   label=label if significant.any() else None)
+        ax.scatter(pos[~significant], y[~significant], s=30, facecolors="white",
+                   edgecolors=colour, label=None if significant.any() else label)
     means = context.groupby("context").delta_kappa.mean().reindex(variants)
     ax.scatter(range(len(variants)), means, marker="_", s=600, color="black", label="mean")
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.set_xticks(range(len(variants)), variants)
     ax.set_xlim(-0.5, len(variants) - 0.5)
     ax.set_ylabel("Δ kappa vs no context")
-    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1, 0.5))
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1, 0.5),
+              title=f"filled: p < {alpha:g}" + (", bars: 95% CI" if has_ci else ""),
+              title_fontsize=7)
     if title:
         ax.set_title(title, fontsize=9)
     return fig

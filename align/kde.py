@@ -108,6 +108,7 @@ class KDEFit:
     thresholds: Thresholds
     grid: np.ndarray
     log_density: np.ndarray  # (classes, grid); -inf for a class without items
+    score_range: tuple = (-math.inf, math.inf)  # the lowest and highest fitted score
 
     @property
     def density(self) -> np.ndarray:
@@ -329,7 +330,45 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
         class_counts={str(label): int(n_c[i]) for i, label in enumerate(labels)},
         bandwidths={str(label): float(bws[i]) for i, label in enumerate(labels) if n_c[i] > 0},
         point_mass=tuple(str(labels[i]) for i in np.flatnonzero(point_mass)))
-    return KDEFit(thresholds=thresholds, grid=grid, log_density=log_density)
+    return KDEFit(thresholds=thresholds, grid=grid, log_density=log_density,
+                  score_range=(float(x.min()), float(x.max())))
+
+
+def ordered_thresholds(fit: KDEFit, ascending: bool = True) -> Thresholds:
+    """`fit`'s classifier with its regions in label order (worst to best upwards, or downwards
+    for a metric where lower is better): of every ordered split of the score axis, the one that
+    keeps the most of each class's density in its own region, which is what the unordered
+    classifier maximises point by point. `fit.thresholds` itself where its regions are ordered
+    already. Cuts fall on grid nodes within the range of the fitted scores (a score on a cut goes
+    to the upper region, as everywhere)."""
+    t = fit.thresholds
+    if t.orientation in ("single", "ascending" if ascending else "descending"):
+        return t
+    k = len(t.labels)
+    classes = list(range(k)) if ascending else list(range(k - 1, -1, -1))  # bottom to top
+    step = fit.grid[1] - fit.grid[0]
+    density = np.exp(fit.log_density[classes])
+    below = np.concatenate([np.zeros((k, 1)), np.cumsum(density, axis=1)], axis=1) * step
+    low, high = fit.score_range
+    candidates = np.flatnonzero((fit.grid >= low) & (fit.grid <= high))
+    mass = below[:, candidates]  # each class's mass below a cut at each candidate node
+    positions = np.arange(len(candidates))
+    best, choices = mass[0], []  # best: the most mass of the classes so far, ending at a cut
+    for c in range(1, k - 1):
+        shifted = best - mass[c]
+        running = np.maximum.accumulate(shifted)
+        new_max = np.concatenate([[True], shifted[1:] > running[:-1]])
+        choices.append(np.maximum.accumulate(np.where(new_max, positions, 0)))
+        best = mass[c] + running
+    ends = [int(np.argmax(best + below[k - 1, -1] - mass[k - 1]))]
+    for choice in reversed(choices):
+        ends.insert(0, int(choice[ends[0]]))
+    bounds = [-math.inf, *(float(fit.grid[candidates[i]]) for i in ends), math.inf]
+    intervals = tuple((lo, hi, t.labels[c]) for lo, hi, c in zip(bounds[:-1], bounds[1:], classes)
+                      if lo < hi)
+    return Thresholds(labels=t.labels, intervals=intervals, weighting=t.weighting,
+                      bandwidth=t.bandwidth, class_counts=t.class_counts,
+                      bandwidths=t.bandwidths, point_mass=t.point_mass)
 
 
 def _intervals(grid: np.ndarray, log_density: np.ndarray, labels: tuple,

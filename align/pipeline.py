@@ -15,8 +15,8 @@ import pandas as pd
 from agreement.labels import DEFAULT_POLICY, describe_policy
 from agreement.robustness import study_tables
 from align import analysis
+from align.comparisons import ALL_STATISTICS, SignificanceResult
 from align.kde import DEFAULT_GRID_SIZE
-from align.significance import ALL_STATISTICS, SignificanceResult
 from align.thresholds import Thresholds
 from nlce.cli import InputError
 
@@ -37,9 +37,10 @@ class AlignOptions:
     grid_size: int = DEFAULT_GRID_SIZE
     judges: bool = True
     datasets: Sequence[str] = ()  # only these datasets (by name); () = all
-    # statistics compared pairwise for significance and ranks (align.significance); () = none
+    # statistics compared pairwise for significance and ranks (align.comparisons); () = none
     significance: Sequence[str] = ALL_STATISTICS
     alpha: float = 0.05  # significance level of the rank clusters and of "labels needed"
+    monotone: bool = False  # fit ordered thresholds where the KDE regions are out of order
 
     def describe(self) -> dict:
         out = asdict(self)
@@ -71,6 +72,9 @@ class AlignReport:
     annotator_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     annotator_alpha: float = math.nan
     significance: SignificanceResult | None = None
+    compared: int = 0  # labelled generations that some metric configuration or judge run covers
+    # generation_id -> dataset, item, model (`data.load_generations`): what predictions.csv names
+    generations: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -144,9 +148,11 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     notes: list[str] = []
     common = dict(weighting=options.weighting, bandwidth=options.bandwidth,
                   grid_size=options.grid_size)
+    ordered = dict(monotone=options.monotone)
     if options.fit_on:
         fit_rows, apply_rows = split_scores(scores, options.fit_on, options.apply_to, options.seed)
-        fitted = analysis.align_metrics(fit_rows, labels, ["all"], keep_fits=False, **common)
+        fitted = analysis.align_metrics(fit_rows, labels, ["all"], keep_fits=False, **common,
+                                        **ordered)
         result = analysis.align_metrics(apply_rows, labels, options.slices, bootstrap=options.bootstrap,
                                         seed=options.seed, fitted=fitted.thresholds, **common)
         result.thresholds = fitted.thresholds
@@ -157,7 +163,8 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
         scored = apply_rows
     else:
         result = analysis.align_metrics(scores, labels, options.slices, bootstrap=options.bootstrap,
-                                        seed=options.seed, fitted=options.thresholds, **common)
+                                        seed=options.seed, fitted=options.thresholds, **common,
+                                        **ordered)
         scored = scores
     noise = analysis.noise_table(scored, options.slices, **common)
     context = analysis.context_effect(result.kappa)
@@ -185,6 +192,12 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
         except Exception as error:  # the taxonomy may be unavailable; accuracy still counts
             notes.append(f"judge error codes skipped: {error}")
         report.judge_studies = study_tables(verdicts, label_of, human_codes, codes)
+    labelled = set(labels.generation_id[labels.label.notna()]) if len(labels) else set()
+    covered = set(scored.generation_id[scored.noise == "none"].dropna()) if len(scored) else set()
+    if verdicts is not None and len(verdicts):
+        covered |= set(verdicts.generation_id[(verdicts.status == "ok")
+                                              & verdicts.accuracy.notna()])
+    report.compared = len(labelled & covered)
     if options.significance:
         compare_configurations(report, verdicts)
     if annotations is not None and annotations.annotator.nunique() > 1:
@@ -198,9 +211,9 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
 
 
 def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -> None:
-    """Correlations, paired significance, ranks and labels needed (`align.significance`) for the
+    """Correlations, paired significance, ranks and labels needed (`align.comparisons`) for the
     metrics and judges of `report`, and intervals for the context deltas; in place."""
-    from align.significance import (
+    from align.comparisons import (
         SignificanceOptions,
         compare,
         context_intervals,
@@ -209,7 +222,12 @@ def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -
     )
 
     options = report.options
-    configurations = metric_configurations(report.metrics.predictions, report.metrics.thresholds)
+    kappa = report.metrics.kappa
+    directions = ({} if kappa.empty or "direction" not in kappa else
+                  {key: {"higher": True, "lower": False}.get(d) for key, d in
+                   zip(kappa.key, kappa.direction)})
+    configurations = metric_configurations(report.metrics.predictions, report.metrics.thresholds,
+                                           directions)
     if report.judges is not None:
         for where, configs in judge_configurations(verdicts, report.labels,
                                                    options.slices).items():
@@ -217,7 +235,8 @@ def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -
     refit = not (options.fit_on or options.thresholds)
     report.significance = compare(configurations, SignificanceOptions(
         resamples=options.bootstrap, seed=options.seed, alpha=options.alpha,
-        statistics=tuple(options.significance), refit=refit))
+        statistics=tuple(options.significance), refit=refit, weighting=options.weighting,
+        bandwidth=options.bandwidth, grid_size=options.grid_size, monotone=options.monotone))
     report.context = context_intervals(report.context, report.significance.samples)
     kappa_ranks = report.significance.ranks[report.significance.ranks.statistic == "kappa"]
     rank_of = {(r.slice, r.slice_value, r.key): r.rank for r in kappa_ranks.itertuples()}
@@ -235,10 +254,19 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
     annotations = data.load_annotations(url)
     labels = data.choose_human_labels(annotations, data.load_gold_labels(url), options.labels)
     verdicts = data.load_judge_verdicts(url) if options.judges else None
-    scores, labels, verdicts, notes = keep_datasets(data.load_generation_datasets(url), scores,
-                                                    labels, verdicts, options.datasets)
+    generations = data.load_generations(url)
+    scores, labels, verdicts, notes = keep_datasets(generations, scores, labels, verdicts,
+                                                    options.datasets)
     report = align_frames(scores, labels, options, verdicts, annotations)
+    report.generations = generations
     report.notes[:0] = notes
+    legacy = scores.loc[~scores.key_stable, "run_id"].nunique() if "key_stable" in scores else 0
+    if legacy:
+        report.notes.append(
+            f"{legacy} metric run(s) were stored before runs recorded their options: they are "
+            f"named by the old rule, which can change with what else is stored; run "
+            f"`python -m metrics.score` once more with their configurations to record them "
+            f"(nothing is scored again)")
     if scores.empty and not labels.empty:
         runs, stored, errors = data.count_metric_scores(url)
         report.notes = [n for n in report.notes if not n.startswith("no metric scores found")]

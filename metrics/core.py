@@ -71,7 +71,9 @@ class MetricOption:
     metric's `signature()` writes it (historical formats); ``"none"``: not part of it.
     ``inert``: values that metrics without this option accept as a no-op (a grid's defaults may
     name ``backend: torch`` for lexical metrics too). A ``bool`` option is a switch, off by
-    default (``--idf``)."""
+    default (``--idf``). ``in_key``: a value away from the default (and not inert) names another
+    configuration in every report (`Metric.key_options`); False for how a run computes (the
+    backend) and for what the key shows by position (model, layer)."""
 
     name: str
     default: Any = None  # None: unset, the metric decides (the last layer, float16 on a GPU)
@@ -81,6 +83,7 @@ class MetricOption:
     prefix: bool = True
     signature: str = "auto"
     inert: tuple = ()
+    in_key: bool = True
 
     def __post_init__(self):
         if self.type not in OPTION_TYPES:
@@ -140,6 +143,9 @@ class Metric:
     # reference is matched), or None for metrics without a floor (likelihoods): an error then.
     empty_prediction_score: Optional[float] = 0.0
     options: tuple[MetricOption, ...] = ()  # this metric's own options (see MetricOption)
+    # the direction of a better comment: True for every metric here (overlap, similarity,
+    # likelihood); None where unknown. Stored with each run; align flags thresholds against it.
+    higher_is_better: Optional[bool] = True
 
     def validate(self, config):
         """Called after `metrics.options.resolve` checked and filled in the declared options."""
@@ -152,6 +158,15 @@ class Metric:
 
     def signature(self, config) -> list[str]:
         raise NotImplementedError
+
+    def key_options(self, config) -> dict[str, str]:
+        """The options that name this configuration in reports beside metric, model, layer and
+        context: those set away from their default (and from their inert values), name ->
+        value as text. Stored with the run (`MetricRun.params`, `db.metric_keys`)."""
+        values = self.option_values(config)
+        return {o.name: _signed(values[o.name]) for o in self.options
+                if o.in_key and values[o.name] is not None and values[o.name] != o.default
+                and values[o.name] not in o.inert}
 
     def run_signature(self, config) -> list[str]:
         """`signature` and the ``"auto"`` options set away from their defaults, as name:value."""

@@ -31,7 +31,7 @@ _LOADED: dict = {}  # (metric, model, layer, device, dtype, backend, batch size)
 
 
 def model_option(default: str) -> MetricOption:
-    return MetricOption("model", default, prefix=False, signature="own",
+    return MetricOption("model", default, prefix=False, signature="own", in_key=False,
                         help="HF id or local folder")
 
 
@@ -155,10 +155,11 @@ class BertScore(NeuralMetric):
     aliases = ("bert_score",)
     options = (
         model_option("intfloat/multilingual-e5-small"),
-        MetricOption("layer", type=int, prefix=False, signature="own",
+        MetricOption("layer", type=int, prefix=False, signature="own", in_key=False,
                      help="use the output of this layer (default: the last)"),
         dtype_option(None, ("float32", "float16", "bfloat16")),
         MetricOption("backend", None, BACKENDS, prefix=False, signature="own", inert=("torch",),
+                     in_key=False,
                      help="the encoder: onnx (ONNX Runtime, CPU, float32; the default there when "
                           "onnxruntime is installed), openvino (OpenVINO on the same ONNX "
                           "export, CPU, float32) or torch"),

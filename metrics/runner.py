@@ -76,7 +76,7 @@ def progress_bar(total: int, desc: str, enabled: bool):
 def _run_params(config: ScoringConfig) -> dict:
     params = {"device": config.device, "batch_size": config.batch_size}
     params = {k: v for k, v in params.items() if v is not None}
-    return {**params, **config.implementation.run_params(config)}
+    return {**params, **config.implementation.run_params(config), **store.run_identity(config)}
 
 
 def _language_warnings(config: ScoringConfig, langs: set[str]) -> list[str]:

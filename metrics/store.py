@@ -13,6 +13,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from db import session_scope
+from db.metric_keys import HIGHER_IS_BETTER, KEY_OPTIONS
 from db.models import Dataset, Generation, MetricRun, MetricScore, NoiseSample, SourceFile, Target
 from db.targets import IS_PAIRS_TARGET, TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 
@@ -108,12 +109,22 @@ def _find_run(session, signature: str) -> Optional[tuple[int, dict]]:
     return (found[0], dict(found[1] or {})) if found else None
 
 
+def run_identity(config) -> dict:
+    """What every run records of how reports name and read it (`db.metric_keys`): the options
+    in its key and whether a higher score is better."""
+    metric = config.implementation
+    return {KEY_OPTIONS: metric.key_options(config), HIGHER_IS_BETTER: metric.higher_is_better}
+
+
 def get_or_create_run(url, config, new_params: Callable[[], dict]) -> tuple[int, dict]:
     """(run id, stored params) of the run with ``config``'s signature, created with
     ``new_params()`` when there is none yet."""
     signature = config.signature()
     with session_scope(url) as session:
         found = _find_run(session, signature)
+        if found and not set(run_identity(config)) <= set(found[1]):  # stored before they were
+            found[1].update(run_identity(config))
+            session.get(MetricRun, found[0]).params = dict(found[1])
         if found:
             return found
     metric, params = config.implementation, new_params()

@@ -30,7 +30,7 @@ def test_cli_writes_every_output(align_db, tmp_path, capsys):
     assert {"fig2", "fig3", "fig5", "fig6", "fig7", "fig9", "fig10", "fig11", "fig17", "fig18",
             "fig19"} <= figures
     html = (out / "report.html").read_text()
-    assert "figures/fig5_kde_bleu.png" in html and "kappa.csv" in html
+    assert "data-figure='fig5_kde_bleu'" in html and "kappa.csv" in html
     results = json.loads((out / "results.json").read_text())
     assert {r["key"] for r in results["kappa"]} >= {"bleu", "flatmetric"}
     kappa = pd.read_csv(out / "kappa.csv")

@@ -46,5 +46,5 @@ def test_demo_builds_the_database_and_aligns_existing_scores(db_url, tmp_path, c
     assert main(["--demo", "--db", db_url, "--out", str(out), "--no-figures", "--bootstrap",
                  "0", "--slice", "all"]) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "aligned 4 metric configuration(s) over 125 labelled generations" in printed
+    assert "aligned 4 metric configuration(s) on 125 of 125 labelled generations" in printed
     assert (out / "report.html").is_file()

@@ -17,6 +17,7 @@ Judge runs (model "nl-judge", strategy standard, target language nl):
 """
 from __future__ import annotations
 
+import base64
 import csv
 import json
 
@@ -124,7 +125,8 @@ def test_metrics_align_reports_the_three_studies(studies_db, tmp_path):
         assert {r["label_policy"] for r in rows} == {results["label_policy"]}
     page = ReportPage((out / "report.html").read_text(encoding="utf-8"))
     for study in ("stability", "language_consistency", "code_mix"):
-        (src,) = page.images_in(study)
-        assert (out / src).read_bytes().startswith(b"\x89PNG")
+        (src,) = page.images_in(study)  # embedded: the page carries its figures
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG")
     (shown,) = page.tables_in("language_consistency")[0].records()
     assert (shown["cr_x"], shown["cdr"], shown["p_mcnemar"]) == ("0.750", "0.750", "1.000")

@@ -239,3 +239,91 @@ def test_no_intersection_gives_one_interval_for_the_winner():
     assert fit.thresholds.intervals == ((-math.inf, math.inf, "correct"),)
     assert fit.thresholds.orientation == "single" and fit.thresholds.boundaries.size == 0
     assert result.kappa == 0.0 and "prior weighting" in result.warning
+
+
+def _awkward_scores(seed: int, kind: int):
+    """Score shapes that stress the fit: overlapping, rounded (ties), mostly zero, point masses
+    far apart, and classes missing."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 300))
+    human = rng.integers(0, 3, n)
+    if kind == 0:
+        scores = rng.normal(human * 0.5, 1.0)
+    elif kind == 1:
+        scores = np.round(rng.normal(human * 0.3, 0.5), 1)
+    elif kind == 2:
+        scores = np.where(rng.random(n) < 0.5, 0.0, rng.random(n))
+    elif kind == 3:
+        scores = np.where(human == 0, 0.0, rng.normal(5 + human, 0.01))
+    else:
+        human = np.where(human == 1, 2, human)  # no "partial"
+        scores = rng.normal(human * 0.2, 0.3)
+    return scores, human
+
+
+def test_the_batched_refit_classifies_as_fit_then_classify_per_resample():
+    from align.kde import refit_classify
+
+    for seed in range(20):
+        scores, human = _awkward_scores(seed, seed % 5)
+        rows = np.random.default_rng(seed).integers(0, len(scores), (12, len(scores)))
+        batched = refit_classify(scores[rows], human[rows], 3)
+        for row, predicted in zip(rows, batched):
+            fit = fit_kde_thresholds(scores[row], human[row], (0, 1, 2))
+            np.testing.assert_array_equal(predicted, fit.thresholds.classify_codes(scores[row]))
+
+
+def _mass_kept(fit, cuts, classes) -> float:
+    """Each class's density mass inside its own region for ordered cuts at grid nodes."""
+    step = fit.grid[1] - fit.grid[0]
+    density = np.exp(fit.log_density)
+    bounds = [0, *cuts, len(fit.grid)]
+    return sum(density[c, lo:hi].sum() * step for c, lo, hi in zip(classes, bounds, bounds[1:]))
+
+
+def test_ordered_thresholds_keep_the_most_density_of_all_ordered_splits():
+    from align.kde import ordered_thresholds
+
+    rng = np.random.default_rng(3)
+    # "correct" comments with two kinds of score: most high, some lowest of all (chrF-like)
+    human = np.array([0] * 60 + [1] * 40 + [2] * 80)
+    scores = np.concatenate([rng.normal(0.3, 0.08, 60), rng.normal(0.45, 0.1, 40),
+                             rng.normal(0.15, 0.03, 20), rng.normal(0.65, 0.1, 60)])
+    fit = fit_kde_thresholds(scores, human, (0, 1, 2), grid_size=128)
+    assert fit.thresholds.orientation == "mixed"
+    for ascending in (True, False):
+        ordered = ordered_thresholds(fit, ascending)
+        assert ordered.orientation == ("ascending" if ascending else "descending")
+        classes = [0, 1, 2] if ascending else [2, 1, 0]
+        inside = np.flatnonzero((fit.grid >= scores.min()) & (fit.grid <= scores.max()))
+        best = max(_mass_kept(fit, (i, j), classes) for i in inside for j in inside if i <= j)
+        cuts = [int(np.searchsorted(fit.grid, lo)) for lo, _, _ in ordered.intervals[1:]]
+        if len(cuts) == 1:  # a class left without a region: its cut coincides with another
+            cuts = [cuts[0], cuts[0]] if ordered.intervals[0][2] == classes[0] else [0, cuts[0]]
+        assert _mass_kept(fit, cuts, classes) == pytest.approx(best, rel=1e-12)
+    ordered_fit = fit_kde_thresholds(*three_classes())
+    assert ordered_thresholds(ordered_fit) is ordered_fit.thresholds  # in order already
+
+
+def test_regions_out_of_order_are_flagged_and_monotone_orders_them():
+    import pandas as pd
+
+    from align.analysis import align_metrics
+
+    rng = np.random.default_rng(4)
+    n = 180
+    labels = np.array(["incorrect"] * 60 + ["partial"] * 40 + ["correct"] * 80)
+    score = np.concatenate([rng.normal(0.3, 0.08, 60), rng.normal(0.45, 0.1, 40),
+                            rng.normal(0.1, 0.02, 25), rng.normal(0.65, 0.1, 55)])
+    scores = pd.DataFrame({
+        "key": "chrf", "metric": "chrf", "scorer": "", "layer": None, "context": "none",
+        "key_none": "chrf", "noise": "none", "generation_id": np.arange(n), "target_id": np.arange(n),
+        "score": score, "model": "m", "language": "de", "higher_is_better": True})
+    frame = pd.DataFrame({"generation_id": np.arange(n), "label": labels})
+    plain = align_metrics(scores, frame).kappa.iloc[0]
+    assert (plain.direction, plain.monotone, plain.orientation) == ("higher", False, "mixed")
+    ordered = align_metrics(scores, frame, monotone=True).kappa.iloc[0]
+    assert (ordered.monotone, ordered.orientation) == (True, "ascending")
+    assert ordered.thresholds_from == "fitted, ordered"
+    unknown = align_metrics(scores.assign(higher_is_better=None), frame, monotone=True).kappa
+    assert unknown.monotone.iloc[0] is None and unknown.orientation.iloc[0] == "ascending"

@@ -6,6 +6,7 @@ in test_robustness_runs.py: stability n 10, U@K 0.7, I@K 0.5, flips 0.2; prompt 
 n 10, CR_en 0.3, CR_x 0.5, CR_bi 0, CDR 0.8; CMD 0 and 1 with exact agreement 0.3)."""
 from __future__ import annotations
 
+import base64
 import csv
 import json
 import math
@@ -42,13 +43,19 @@ def _assert_table_is_the_csv(table, rows: list[dict]) -> None:
             assert _same(value, csv_row[column]), (column, value, csv_row[column])
 
 
+def _image(folder, src: str) -> bytes:
+    """A page's image: embedded as a data URI (align's page) or a PNG beside it."""
+    if src.startswith("data:image/png;base64,"):
+        return base64.b64decode(src.split(",", 1)[1])
+    return (folder / src).read_bytes()
+
+
 def _assert_images_are_the_pngs(page, folder) -> None:
-    sources = [src for _, src in page.images]
-    assert len(sources) == len(set(sources))
-    for src in sources:
-        assert (folder / src).read_bytes().startswith(PNG), src
-    written = {p.relative_to(folder).as_posix() for p in folder.rglob("*.png")}
-    assert set(sources) == written  # every figure written is shown, and nothing else
+    images = [_image(folder, src) for _, src in page.images]
+    for image in images:
+        assert image.startswith(PNG)
+    written = [p.read_bytes() for p in folder.rglob("*.png")]
+    assert sorted(images) == sorted(written)  # every figure written is shown once, nothing else
 
 
 def test_judges_report_page_has_every_figure_and_the_three_studies(judged, tmp_path):
@@ -155,11 +162,13 @@ def test_metrics_align_shows_the_same_study_numbers_as_judges_report(judged, tmp
     (cmd1,) = [r for r in results["judge_code_mix"] if r["cmd"] == 1.0]
     (judge_row,) = [r for r in results["judges"] if r["judge_run_id"] == cmd1["run_id"]]
     assert judge_row["kappa"] == pytest.approx(cmd1["kappa"]) and judge_row["n"] == cmd1["n"]
-    # the page: a section per study with its figure (figures/judge_<study>.png) and table
+    # the page: a section per study with its figure (figures/judge_<study>.png, embedded) and
+    # table
     page = ReportPage((align_out / "report.html").read_text(encoding="utf-8"))
     _assert_images_are_the_pngs(page, align_out)
     for study in STUDIES:
-        assert page.images_in(study) == [f"figures/judge_{study}.png"]
+        (src,) = page.images_in(study)
+        assert _image(align_out, src) == (align_out / f"figures/judge_{study}.png").read_bytes()
         _assert_table_is_the_csv(page.tables_in(study)[0],
                                  _csv(align_out / f"judge_{study}.csv"))
 

@@ -154,14 +154,18 @@ def test_a_run_is_created_once_and_keeps_its_params(corpus):
     run_id, params = store.get_or_create_run(url, bleu, lambda: made.append(1) or {"idf": 3})
     assert params == {"idf": 3} and made == [1]
     again = store.get_or_create_run(url, bleu, lambda: pytest.fail("params made twice"))
-    assert again == (run_id, {"idf": 3})
+    # a run stored without what reports name it by gets it when it is met again
+    identity = {"key_options": {}, "higher_is_better": True}
+    assert store.run_identity(bleu.validated()) == identity
+    assert again == (run_id, {"idf": 3, **identity})
     with session_scope(url) as session:
         run = session.get(MetricRun, run_id)
         assert (run.signature, run.metric, run.context, run.noise, run.seed) == (
             bleu.signature(), "bleu", "none", "none", 0)
         assert run.library_versions["sacrebleu"]
-    store.store_params(url, run_id, {"idf": 4})
-    assert store.get_or_create_run(url, bleu, dict) == (run_id, {"idf": 4})
+        assert run.params == {"idf": 3, **identity}
+    store.store_params(url, run_id, {"idf": 4, **identity})
+    assert store.get_or_create_run(url, bleu, dict) == (run_id, {"idf": 4, **identity})
     other, _ = store.get_or_create_run(url, config(seed=1), dict)
     assert other != run_id and count(url, MetricRun) == 2
 

@@ -36,7 +36,7 @@ from agreement.significance import (
 )
 from agreement.statistics import encode_labels, kappa_from_counts
 from align.analysis import slice_frames, thresholds_key
-from align.kde import refit_classify
+from align.kde import DEFAULT_GRID_SIZE, fit_kde_thresholds, ordered_thresholds, refit_classify
 from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
@@ -64,6 +64,11 @@ class SignificanceOptions:
     power: float = 0.8
     statistics: Sequence[str] = ALL_STATISTICS
     refit: bool = True  # refit KDE thresholds in each resample (False: thresholds fitted elsewhere)
+    # how thresholds are refitted: as align fitted them (`align.kde`)
+    weighting: str = "equal"
+    bandwidth: str | float = "scott"
+    grid_size: int = DEFAULT_GRID_SIZE
+    monotone: bool = False
 
 
 @dataclass
@@ -76,11 +81,12 @@ class Configuration:
     x: np.ndarray
     human: np.ndarray
     thresholds: Thresholds | None = None
+    higher_is_better: bool | None = None
 
     def subset(self, items: np.ndarray) -> "Configuration":
         keep = np.isin(self.items, items)
         return Configuration(self.key, self.kind, self.items[keep], self.x[keep],
-                             self.human[keep], self.thresholds)
+                             self.human[keep], self.thresholds, self.higher_is_better)
 
 
 @dataclass
@@ -98,10 +104,13 @@ class SignificanceResult:
 
 
 def metric_configurations(predictions: pd.DataFrame, thresholds: dict[str, Thresholds],
+                          directions: dict[str, bool | None] | None = None,
                           order: Sequence[str] = ACCURACY_LABELS
                           ) -> dict[tuple[str, str], list[Configuration]]:
     """(slice, value) -> the metric configurations aligned there, over their labelled items (the
-    rows kappa.csv was computed from: `AlignResult.predictions`)."""
+    rows kappa.csv was computed from: `AlignResult.predictions`); `directions`: key -> whether
+    a higher score is better (for ordered refits)."""
+    directions = directions or {}
     out: dict[tuple[str, str], list[Configuration]] = {}
     if predictions is None or predictions.empty:
         return out
@@ -113,7 +122,7 @@ def metric_configurations(predictions: pd.DataFrame, thresholds: dict[str, Thres
             str(key), "metric", rows.generation_id.to_numpy(np.int64),
             rows.score.to_numpy(float), encode_labels(rows.human.astype(str).to_numpy(), order),
             thresholds.get(thresholds_key(key, slice_name, value))
-            or thresholds.get(thresholds_key(key, "all", "all"))))
+            or thresholds.get(thresholds_key(key, "all", "all")), directions.get(str(key))))
     return out
 
 
@@ -149,13 +158,37 @@ def _kappa_of_rows(human: np.ndarray, predicted: np.ndarray, k: int) -> np.ndarr
     return kappa_from_counts(counts)
 
 
-def kappa_statistic(config: Configuration, refit: bool, k: int = len(ACCURACY_LABELS)):
-    """statistic(rows of item indices) -> kappa per row, for the paired bootstrap."""
-    if config.kind == "metric" and refit:
+def _ordered_kappa(x: np.ndarray, human: np.ndarray, k: int, options: SignificanceOptions,
+                   higher_is_better: bool | None) -> float:
+    """The study's procedure with --monotone on these items: fit, order, reclassify, kappa."""
+    try:
+        fit = fit_kde_thresholds(x, human, tuple(range(k)), options.weighting, options.bandwidth,
+                                 options.grid_size)
+    except ValueError:
+        return math.nan
+    ascending = higher_is_better if higher_is_better is not None else not (
+        correlation("spearman", x, human) < 0)
+    predicted = ordered_thresholds(fit, ascending).classify_codes(x)
+    return float(kappa_from_counts(np.bincount(human * k + predicted, minlength=k * k)
+                                   .reshape(k, k)))
+
+
+def kappa_statistic(config: Configuration, options: SignificanceOptions,
+                    k: int = len(ACCURACY_LABELS)):
+    """statistic(rows of item indices) -> kappa per row, for the paired bootstrap: thresholds
+    refitted on each resample as align fitted them, or the configuration's own predictions
+    (thresholds fitted elsewhere, a judge's verdicts)."""
+    if config.kind == "metric" and options.refit and options.monotone:
+        def refitted_in_order(rows: np.ndarray) -> np.ndarray:
+            return np.array([_ordered_kappa(config.x[row], config.human[row], k, options,
+                                            config.higher_is_better) for row in rows])
+        return refitted_in_order
+    if config.kind == "metric" and options.refit:
         def refitted(rows: np.ndarray) -> np.ndarray:
             return np.concatenate([
                 _kappa_of_rows(config.human[block], refit_classify(
-                    config.x[block], config.human[block], k), k)
+                    config.x[block], config.human[block], k, options.weighting, options.bandwidth,
+                    options.grid_size), k)
                 for block in np.array_split(rows, max(1, len(rows) // REFIT_BLOCK))])
         return refitted
     if config.kind == "metric":
@@ -167,18 +200,19 @@ def kappa_statistic(config: Configuration, refit: bool, k: int = len(ACCURACY_LA
     return lambda rows: _kappa_of_rows(config.human[rows], predicted[rows], k)
 
 
-def statistic_value(config: Configuration, statistic: str, refit: bool) -> float:
+def statistic_value(config: Configuration, statistic: str, options: SignificanceOptions
+                    ) -> float:
     """The statistic over all of the configuration's items (the identity resample)."""
     every = np.arange(len(config.items))[None, :]
     if statistic == "kappa":
-        return float(kappa_statistic(config, refit)(every)[0])
+        return float(kappa_statistic(config, options)(every)[0])
     return float(correlation(statistic, config.x, config.human))
 
 
-def bootstrap_statistic(config: Configuration, statistic: str, refit: bool):
+def bootstrap_statistic(config: Configuration, statistic: str, options: SignificanceOptions):
     """statistic(rows of item indices) -> one value per row."""
     if statistic == "kappa":
-        return kappa_statistic(config, refit)
+        return kappa_statistic(config, options)
     return lambda rows: correlation(statistic, config.x[rows], config.human[rows])
 
 
@@ -209,10 +243,10 @@ class _SliceWork:
     def value(self, config: Configuration, statistic: str, whole: bool) -> float:
         """The statistic over the configuration's items (cached when over its own items)."""
         if not whole:
-            return statistic_value(config, statistic, self.options.refit)
+            return statistic_value(config, statistic, self.options)
         if (config.key, statistic) not in self._values:
             self._values[(config.key, statistic)] = statistic_value(config, statistic,
-                                                                    self.options.refit)
+                                                                    self.options)
         return self._values[(config.key, statistic)]
 
     def indices(self, n: int) -> np.ndarray:
@@ -225,7 +259,7 @@ class _SliceWork:
         cache = (config.key, statistic, len(config.items)) if whole else None
         if cache in self._samples:
             return self._samples[cache]
-        values = bootstrap_values(bootstrap_statistic(config, statistic, self.options.refit),
+        values = bootstrap_values(bootstrap_statistic(config, statistic, self.options),
                                   self.indices(len(config.items)))
         if cache:
             self._samples[cache] = values

@@ -1,0 +1,137 @@
+"""align.comparisons on a database with known contents (align_testkit):
+correlations, significance.csv, ranks, context intervals and labels needed, for metrics and
+the judge alike."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from agreement.significance import holm
+from align.comparisons import SIGNIFICANCE_COLUMNS
+from align.pipeline import AlignOptions, run_alignment
+from align.report import write_report
+
+GOOD = "goodmetric[intfloat/multilingual-e5-small,L8,none]"
+GOOD_FULL = "goodmetric[intfloat/multilingual-e5-small,L8,full]"
+FLAT = "flatmetric"
+JUDGE = "fake-judge[standard,en,v1]"
+LEVEL = {"incorrect": 0, "partial": 1, "correct": 2}
+
+
+@pytest.fixture(scope="module")
+def aligned(align_db):
+    return run_alignment(align_db["url"], AlignOptions(bootstrap=200, slices=("all", "language")))
+
+
+def test_significance_csv_has_exactly_the_promised_columns(aligned, tmp_path):
+    write_report(aligned, tmp_path / "out", with_figures=False)
+    with open(tmp_path / "out" / "significance.csv", newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle))
+    assert header == SIGNIFICANCE_COLUMNS + ["label_policy"]
+    for name in ("correlations", "ranks", "labels_needed"):
+        assert (tmp_path / "out" / f"{name}.csv").is_file()
+
+
+def test_correlations_are_scipy_over_each_configurations_labelled_items(aligned, align_db):
+    scores = aligned.scores
+    truth = aligned.labels.set_index("generation_id").label
+    correlations = aligned.significance.correlations
+    for key in (GOOD, FLAT):
+        rows = scores[(scores.key == key) & (scores.noise == "none")]
+        rows = rows[rows.generation_id.isin(truth.index)].sort_values("generation_id")
+        levels = rows.generation_id.map(truth).map(LEVEL).to_numpy()
+        for statistic, reference in (("pearson", scipy.stats.pearsonr),
+                                     ("spearman", scipy.stats.spearmanr),
+                                     ("kendall", scipy.stats.kendalltau)):
+            (row,) = correlations[(correlations.slice == "all") & (correlations.key == key)
+                                  & (correlations.statistic == statistic)].itertuples()
+            assert row.n == len(rows) == 120
+            assert row.value == pytest.approx(reference(rows.score, levels)[0], abs=1e-12)
+
+
+def test_the_separating_metric_beats_the_flat_one_and_the_judge_is_compared_too(aligned):
+    significance = aligned.significance.significance
+    for statistic in ("kappa", "pearson", "spearman", "kendall", "acc23"):
+        (row,) = significance[(significance.slice == "all") & (significance.statistic == statistic)
+                              & (significance.a == FLAT) & (significance.b == GOOD)].itertuples()
+        assert row.delta > 0.3 and row.p_value < 0.01, statistic
+        assert row.resamples >= 100 and row.method
+    judged = significance[(significance.slice == "all") & ((significance.a == JUDGE)
+                                                           | (significance.b == JUDGE))]
+    assert set(judged.statistic) == {"kappa", "pearson", "spearman", "kendall", "acc23"}
+    ranks = aligned.significance.ranks
+    kappa_ranks = ranks[(ranks.slice == "all") & (ranks.statistic == "kappa")].set_index("key")
+    assert kappa_ranks.loc[GOOD, "rank"] == 1 and kappa_ranks.loc[FLAT, "rank"] > 1
+    assert JUDGE in kappa_ranks.index
+
+
+def test_every_pair_once_b_ranked_above_a_and_holm_per_slice_and_statistic(aligned):
+    significance = aligned.significance.significance
+    ranks = aligned.significance.ranks
+    for (slice_name, value, statistic), pairs in significance.groupby(
+            ["slice", "slice_value", "statistic"]):
+        order = list(ranks[(ranks.slice == slice_name) & (ranks.slice_value == value)
+                           & (ranks.statistic == statistic)].key)
+        n = len(order)
+        assert len(pairs) == n * (n - 1) // 2
+        assert all(order.index(b) < order.index(a) for a, b in zip(pairs.a, pairs.b))
+        np.testing.assert_allclose(pairs.p_holm, holm(pairs.p_value.to_numpy(float)))
+        # an undefined statistic (bleu is 0 everywhere: no correlation) has no difference
+        np.testing.assert_array_equal(pairs.delta, pairs.value_b - pairs.value_a)
+
+
+def test_rank_values_are_the_numbers_of_kappa_csv(aligned):
+    ranks = aligned.significance.ranks
+    kappa = pd.concat([aligned.metrics.kappa, aligned.judges.kappa])
+    merged = kappa.merge(ranks[ranks.statistic == "kappa"], on=["slice", "slice_value", "key"])
+    assert len(merged) == len(kappa)
+    np.testing.assert_allclose(merged.kappa, merged.value, atol=1e-12)
+    assert (merged["rank_x"] == merged["rank_y"]).all()  # and kappa.csv shows the same rank
+
+
+def test_context_deltas_get_paired_intervals_and_p_values(aligned):
+    context = aligned.context
+    (row,) = context[(context.slice == "all") & (context.key == GOOD_FULL)].itertuples()
+    assert row.key_baseline == GOOD
+    assert row.delta_kappa < 0  # full context is the noisier one here
+    assert row.ci_low <= row.delta_kappa <= row.ci_high and row.ci_high < 0
+    assert row.p_value < 0.05
+
+
+def test_labels_needed_for_runners_up_in_the_best_cluster(aligned):
+    needed = aligned.significance.labels_needed
+    ranks = aligned.significance.ranks
+    for row in needed.itertuples():
+        cluster = ranks[(ranks.slice == row.slice) & (ranks.slice_value == row.slice_value)
+                        & (ranks.statistic == row.statistic)].set_index("key")["rank"]
+        assert cluster[row.best] == cluster[row.runner_up] == 1
+        assert row.more_labels == row.labels_needed - row.n or np.isnan(row.labels_needed)
+
+
+def test_without_resamples_ranks_are_the_order_and_nothing_is_tested(align_db):
+    report = run_alignment(align_db["url"], AlignOptions(bootstrap=0, slices=("all",)))
+    assert report.significance.significance.empty
+    ranks = report.significance.ranks
+    kappa = ranks[ranks.statistic == "kappa"]
+    assert list(kappa["rank"]) == list(range(1, len(kappa) + 1))
+    assert not report.significance.correlations.empty
+
+
+def test_saved_thresholds_are_held_fixed_in_the_resamples(align_db, tmp_path):
+    first = run_alignment(align_db["url"], AlignOptions(bootstrap=0, slices=("all",)))
+    again = run_alignment(align_db["url"], AlignOptions(
+        bootstrap=50, slices=("all",), thresholds=first.metrics.thresholds,
+        significance=("kappa",)))
+    methods = set(again.significance.significance.method)
+    assert methods == {"paired bootstrap (thresholds fixed per resample)"}
+    assert set(again.significance.ranks.statistic) == {"kappa"}
+
+
+def test_significance_can_be_switched_off(align_db):
+    report = run_alignment(align_db["url"], AlignOptions(bootstrap=50, slices=("all",),
+                                                         significance=()))
+    assert report.significance is None and "rank" not in report.metrics.kappa
