@@ -18,8 +18,8 @@ mt-metrics-eval reports it.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -44,13 +44,29 @@ def _runs(sorted_x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _ranks_and_ties(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mid-ranks (1-based, ties share their mean rank) along the last axis, and the number of
-    tied pairs per row."""
-    order = np.argsort(x, axis=-1)
-    first, last = _runs(np.take_along_axis(x, order, axis=-1))
-    ranks = np.empty(x.shape, dtype=float)
-    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=-1)
-    tied_pairs = (np.arange(x.shape[-1]) - first).sum(axis=-1)
-    return ranks, tied_pairs
+    tied pairs per row. Rows without ties (most, for continuous scores) skip the tie runs."""
+    shape, n = x.shape, x.shape[-1]
+    rows = x.reshape(-1, n)
+    order = np.argsort(rows, axis=1)
+    ordered = np.take_along_axis(rows, order, axis=1)
+    ranked = np.broadcast_to(np.arange(1.0, n + 1), rows.shape).copy()
+    tied_pairs = np.zeros(len(rows))
+    with_ties = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+    if with_ties.size:
+        first, last = _runs(ordered[with_ties])
+        ranked[with_ties] = (first + last) / 2 + 1
+        tied_pairs[with_ties] = (np.arange(n) - first).sum(axis=1)
+    ranks = np.empty(rows.shape)
+    np.put_along_axis(ranks, order, ranked, axis=1)
+    return ranks.reshape(shape), tied_pairs.reshape(shape[:-1])
+
+
+def _level_ranks(levels: np.ndarray, k: int) -> np.ndarray:
+    """Mid-ranks of ordinal levels 0..k-1 per row, from the level counts (no sort): every item
+    of level a has rank n_(<a) + (n_a + 1) / 2."""
+    counts = np.stack([(levels == a).sum(axis=-1) for a in range(k)], axis=-1)
+    below = np.cumsum(counts, axis=-1) - counts
+    return np.take_along_axis(below + (counts + 1) / 2, levels, axis=-1)
 
 
 def midranks(x) -> np.ndarray:
@@ -82,15 +98,21 @@ def pearson(x, g) -> np.ndarray:
     return np.where(_constant(x) | _constant(g), np.nan, np.clip(r, -1.0, 1.0))
 
 
-def spearman(x, g) -> np.ndarray:
+def spearman(x, g, ranked: tuple | None = None) -> np.ndarray:
     """Spearman's rho per row (Pearson of the mid-ranks); ``nan`` where either side is constant.
 
     >>> float(spearman([0.2, 0.4, 0.3, 0.9], [0, 1, 1, 2]))
     0.9486832980505138
+
+    `ranked`: ``x``'s mid-ranks and tie counts, where the caller has them already.
     """
     x = np.asarray(x, dtype=float)
-    g = np.broadcast_to(np.asarray(g), x.shape)
-    return pearson(midranks(x), midranks(g))
+    g = np.asarray(g)
+    if g.dtype.kind in "iu" and g.size and 0 <= g.min() and g.max() < 64:  # label levels
+        g_ranks = _level_ranks(g, int(g.max()) + 1)
+    else:
+        g_ranks = midranks(g)
+    return pearson((ranked or _ranks_and_ties(x))[0], g_ranks)
 
 
 def _levels(g) -> tuple[np.ndarray, int]:
@@ -104,7 +126,7 @@ def _levels(g) -> tuple[np.ndarray, int]:
     return levels, int(levels.max()) + 1 if levels.size else 0
 
 
-def kendall(x, g) -> np.ndarray:
+def kendall(x, g, ranked: tuple | None = None) -> np.ndarray:
     """Kendall's tau-b per row between scores ``x`` and ordinal levels ``g``, as
     ``scipy.stats.kendalltau(x, g)`` (variant b) on one vector; ``nan`` where either side is
     constant.
@@ -114,11 +136,11 @@ def kendall(x, g) -> np.ndarray:
     """
     x = np.asarray(x, dtype=float)
     levels, k = _levels(g)
-    levels = np.broadcast_to(levels, x.shape)
+    shared = levels.ndim == 1  # one label vector for every row (the permutation test)
     n = x.shape[-1]
     if n < 2:
         return np.full(x.shape[:-1], np.nan)
-    ranks, ties_x = _ranks_and_ties(x)
+    ranks, ties_x = ranked or _ranks_and_ties(x)
     counts = np.stack([(levels == a).sum(axis=-1) for a in range(k)], axis=-1)
     ties_g = (counts * (counts - 1) // 2).sum(axis=-1)
     s = np.zeros(x.shape[:-1])
@@ -127,10 +149,13 @@ def kendall(x, g) -> np.ndarray:
         n_a = counts[..., a]
         below = below + n_a
         if a == k - 1:  # the subset "levels <= a" is every item: ranks among all
-            subset_ranks = ranks
-        else:  # items above level a rank after every member, so members' ranks are the subset's
+            rank_sum = np.where(levels == a, ranks, 0.0).sum(axis=-1)
+        elif shared:  # rank the subset's columns alone
+            inside = levels <= a
+            rank_sum = midranks(x[..., inside])[..., levels[inside] == a].sum(axis=-1)
+        else:  # items above level a rank after every member: members' ranks are the subset's
             subset_ranks = midranks(np.where(levels <= a, x, np.inf))
-        rank_sum = np.where(levels == a, subset_ranks, 0.0).sum(axis=-1)
+            rank_sum = np.where(levels == a, subset_ranks, 0.0).sum(axis=-1)
         s = s + 2 * rank_sum - n_a * (below + 1)
     total = n * (n - 1) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -232,22 +257,31 @@ def _best_ties(distance: np.ndarray, gain: np.ndarray) -> tuple[np.ndarray, np.n
     return best_gain, threshold
 
 
+def correlations(statistics: Sequence[str], x, g, **acc23_options) -> np.ndarray:
+    """Several of `STATISTICS` per row of ``x`` against levels ``g``, shape (..., statistics):
+    Spearman and Kendall share the one sort of ``x`` they both need."""
+    x = np.asarray(x, dtype=float)
+    ranked = _ranks_and_ties(x) if {"spearman", "kendall"} & set(statistics) else None
+    out = []
+    for statistic in statistics:
+        if statistic == "pearson":
+            out.append(pearson(x, g))
+        elif statistic == "spearman":
+            out.append(spearman(x, g, ranked))
+        elif statistic == "kendall":
+            out.append(kendall(x, g, ranked))
+        elif statistic == "acc23":
+            out.append(acc23(x, g, **acc23_options).value)
+        else:
+            raise ValueError(f"unknown statistic {statistic!r}; use one of "
+                             f"{', '.join(STATISTICS)}")
+    return np.stack(out, axis=-1)
+
+
 def correlation(statistic: str, x, g, **acc23_options) -> np.ndarray:
     """One of `STATISTICS` per row of ``x`` against levels ``g``."""
-    if statistic == "pearson":
-        return pearson(x, g)
-    if statistic == "spearman":
-        return spearman(x, g)
-    if statistic == "kendall":
-        return kendall(x, g)
-    if statistic == "acc23":
-        return acc23(x, g, **acc23_options).value
-    raise ValueError(f"unknown statistic {statistic!r}; use one of {', '.join(STATISTICS)}")
+    return correlations([statistic], x, g, **acc23_options)[..., 0]
 
 
-def is_defined(value: float) -> bool:
-    return value is not None and not math.isnan(value)
-
-
-__all__ = ["ACC23_MAX_PAIRS", "Acc23", "STATISTICS", "acc23", "correlation", "item_pairs",
-           "kendall", "midranks", "pearson", "spearman"]
+__all__ = ["ACC23_MAX_PAIRS", "Acc23", "STATISTICS", "acc23", "correlation", "correlations",
+           "item_pairs", "kendall", "midranks", "pearson", "spearman"]

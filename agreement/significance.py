@@ -34,14 +34,16 @@ _ROUNDING = 1e-12  # the identity permutation recomputes the observed delta: equ
 
 @dataclass(frozen=True)
 class PermutationResult:
-    value_a: float
-    value_b: float
-    p_value: float  # one-sided: b correlates better than a
+    """Values and p-values: floats for one statistic, arrays for several (one per column)."""
+    value_a: float | np.ndarray
+    value_b: float | np.ndarray
+    p_value: float | np.ndarray  # one-sided: b correlates better than a
+    p_reverse: float | np.ndarray  # one-sided: a better than b, from the same permutations
     resamples: int  # permutations made (fewer than asked after an early stop; 2^n when exact)
     exact: bool = False
 
     @property
-    def delta(self) -> float:
+    def delta(self) -> float | np.ndarray:
         return self.value_b - self.value_a
 
 
@@ -71,34 +73,52 @@ def perm_both(a: Sequence[float], b: Sequence[float], statistic: Statistic,
               resamples: int = 1000, seed: int = 0, early_stop: tuple[float, float] | None = None,
               check_every: int = 1000) -> PermutationResult:
     """PERM-BOTH: the one-sided p-value that ``statistic`` is higher for `b` than for `a` on the
-    same items (``statistic`` binds the human labels and takes the scores, one resample per row).
+    same items (``statistic`` binds the human labels and takes the scores, one resample per row;
+    it may return several statistics per row, (rows, S), all tested on the same permutations).
+    The swap distribution is symmetric, so the same permutations also give the p-value the other
+    way (`p_reverse`: the share with a difference at most the observed one).
 
     `early_stop` (low, high): after every `check_every` permutations, stop once the p-value so far
-    is below low or above high (mt-metrics-eval's PermutationSigDiffParams; its defaults are
-    (0.02, 0.5) every 1,000). ``nan`` p-value where either statistic is undefined.
+    (of the first statistic) is below low or above high (mt-metrics-eval's
+    PermutationSigDiffParams; its defaults are (0.02, 0.5) every 1,000). ``nan`` p-values where
+    a statistic is undefined.
     """
     za, zb = zscore(a), zscore(b)
     n = za.size
-    observed = statistic(np.stack([za, zb]))
-    value_a, value_b = float(observed[0]), float(observed[1])
+    observed = np.asarray(statistic(np.stack([za, zb])), dtype=float)
+    value_a, value_b = observed[0], observed[1]
     delta = value_b - value_a
-    if n == 0 or math.isnan(delta) or resamples < 1:
-        return PermutationResult(value_a, value_b, math.nan, 0)
+    undefined = np.full(np.shape(delta), np.nan)
+    if n == 0 or np.isnan(delta).all() or resamples < 1:
+        return _permutation_result(value_a, value_b, undefined, undefined, 0, False)
     rng = np.random.default_rng(seed)
     exact = n < 63 and 2 ** n <= resamples
     block = max(1, min(check_every, _BLOCK_ELEMENTS // max(n, 1)))
-    at_least, made, next_check = 0, 0, check_every
+    tolerance = _ROUNDING * np.maximum(1.0, np.abs(delta))
+    at_least = np.zeros(np.shape(delta))
+    at_most = np.zeros(np.shape(delta))
+    made, next_check = 0, check_every
     for swap in _swap_patterns(n, resamples, rng, block):
-        mixed_a = np.where(swap, zb, za)
-        mixed_b = np.where(swap, za, zb)
-        differences = statistic(mixed_b) - statistic(mixed_a)
-        at_least += int(np.count_nonzero(differences >= delta - _ROUNDING * max(1.0, abs(delta))))
+        differences = (np.asarray(statistic(np.where(swap, za, zb)))
+                       - np.asarray(statistic(np.where(swap, zb, za))))
+        at_least += np.count_nonzero(differences >= delta - tolerance, axis=0)
+        at_most += np.count_nonzero(differences <= delta + tolerance, axis=0)
         made += len(swap)
         if early_stop and not exact and made >= next_check:
             next_check += check_every
-            if not early_stop[0] <= at_least / made <= early_stop[1]:
+            p_so_far = float(np.ravel(at_least)[0]) / made
+            if not early_stop[0] <= p_so_far <= early_stop[1]:
                 break
-    return PermutationResult(value_a, value_b, at_least / made, made, exact)
+    p_value = np.where(np.isnan(delta), np.nan, at_least / made)
+    p_reverse = np.where(np.isnan(delta), np.nan, at_most / made)
+    return _permutation_result(value_a, value_b, p_value, p_reverse, made, exact)
+
+
+def _permutation_result(value_a, value_b, p_value, p_reverse, made, exact) -> PermutationResult:
+    def plain(v):
+        return float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)
+    return PermutationResult(plain(value_a), plain(value_b), plain(p_value), plain(p_reverse),
+                             made, exact)
 
 
 # ---------------------------------------------------------------- the paired bootstrap
@@ -128,6 +148,7 @@ class BootstrapDifference:
     ci_low: float
     ci_high: float
     p_value: float  # one-sided, b better than a: the share of resamples with delta <= 0
+    p_reverse: float  # one-sided, a better than b: the share with delta >= 0
     p_two_sided: float
     se: float  # standard deviation of the resampled differences
     resamples: int  # resamples where both statistics are defined
@@ -147,12 +168,13 @@ def paired_bootstrap(value_a: float, value_b: float, samples_a: np.ndarray,
     differences = differences[~np.isnan(differences)]
     delta = value_b - value_a
     if differences.size == 0 or math.isnan(delta):
-        return BootstrapDifference(delta, math.nan, math.nan, math.nan, math.nan, math.nan, 0)
+        return BootstrapDifference(delta, math.nan, math.nan, math.nan, math.nan, math.nan,
+                                   math.nan, 0)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(differences, [tail, 100 - tail])
     not_better = float(np.mean(differences <= 0))
     not_worse = float(np.mean(differences >= 0))
-    return BootstrapDifference(delta, float(low), float(high), not_better,
+    return BootstrapDifference(delta, float(low), float(high), not_better, not_worse,
                                min(1.0, 2 * min(not_better, not_worse)),
                                float(differences.std(ddof=1)) if differences.size > 1 else math.nan,
                                int(differences.size))

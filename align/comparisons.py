@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from agreement.correlation import STATISTICS, acc23, correlation, item_pairs
+from agreement.correlation import STATISTICS, acc23, correlation, correlations, item_pairs
 from agreement.judges import usable_pairs
 from agreement.significance import (
     assign_ranks,
@@ -209,16 +209,6 @@ def statistic_value(config: Configuration, statistic: str, options: Significance
     return float(correlation(statistic, config.x, config.human))
 
 
-def bootstrap_statistic(config: Configuration, statistic: str, options: SignificanceOptions):
-    """statistic(rows of item indices) -> one value per row."""
-    if statistic == "kappa":
-        return kappa_statistic(config, options)
-    return lambda rows: correlation(statistic, config.x[rows], config.human[rows])
-
-
-# ---------------------------------------------------------------- one slice
-
-
 def _same_items(a: Configuration, b: Configuration) -> bool:
     return len(a.items) == len(b.items) and bool(np.array_equal(a.items, b.items))
 
@@ -231,11 +221,11 @@ def _ranked(configs: list[Configuration], values: dict[str, float]) -> list[Conf
 
 
 class _SliceWork:
-    """The bootstrap draws and samples of one slice, shared by the pairs on the same items."""
+    """One slice: its configurations' values, bootstrap draws and samples, cached and shared by
+    every pair on the same items."""
 
-    def __init__(self, configs: list[Configuration], options: SignificanceOptions):
+    def __init__(self, options: SignificanceOptions):
         self.options = options
-        self.configs = configs
         self._indices: dict[int, np.ndarray] = {}
         self._samples: dict[tuple[str, str, int], np.ndarray] = {}
         self._values: dict[tuple[str, str], float] = {}
@@ -255,65 +245,113 @@ class _SliceWork:
         return self._indices[n]
 
     def samples(self, config: Configuration, statistic: str, whole: bool) -> np.ndarray:
-        """Bootstrap values of one configuration (cached when over its own items)."""
-        cache = (config.key, statistic, len(config.items)) if whole else None
-        if cache in self._samples:
+        """Bootstrap values of one configuration (cached when over its own items); the
+        correlations of a resample are computed together (one sort serves them)."""
+        cache = (config.key, statistic, len(config.items))
+        if whole and cache in self._samples:
             return self._samples[cache]
-        values = bootstrap_values(bootstrap_statistic(config, statistic, self.options),
-                                  self.indices(len(config.items)))
-        if cache:
-            self._samples[cache] = values
-        return values
-
-
-def _pair_rows(slice_name: str, value: str, a: Configuration, b: Configuration,
-               work: _SliceWork, statistics: Iterable[str]) -> list[dict]:
-    """significance.csv rows of one pair on the items both have (b ranked above a)."""
-    options = work.options
-    shared = np.intersect1d(a.items, b.items)
-    if len(shared) < MIN_ITEMS:
-        return []
-    whole = _same_items(a, b)
-    a_s, b_s = (a, b) if whole else (a.subset(shared), b.subset(shared))
-    rows = []
-    for statistic in statistics:
-        row = {"slice": slice_name, "slice_value": value, "statistic": statistic,
-               "a": a.key, "b": b.key}
-        value_a, value_b = work.value(a_s, statistic, whole), work.value(b_s, statistic, whole)
+        indices = self.indices(len(config.items))
         if statistic == "kappa":
-            diff = paired_bootstrap(value_a, value_b, work.samples(a_s, statistic, whole),
-                                    work.samples(b_s, statistic, whole))
-            how = "refitted" if options.refit else "fixed"
-            row.update(value_a=value_a, value_b=value_b, delta=value_b - value_a,
-                       ci_low=diff.ci_low, ci_high=diff.ci_high, p_value=diff.p_value,
-                       method=f"paired bootstrap (thresholds {how} per resample)",
-                       resamples=diff.resamples)
-            rows.append(row)
-            continue
-        if statistic == "acc23":
-            pairs = item_pairs(len(shared), ACC23_PERMUTATION_PAIRS, options.seed)
-            result = perm_both(a_s.x, b_s.x,
-                               lambda x, pairs=pairs: acc23(x, a_s.human, pairs=pairs).value,
-                               options.resamples, options.seed, ACC23_EARLY_STOP,
-                               ACC23_CHECK_EVERY)
-            sampled = "" if pairs[2] else f" over {len(pairs[0]):,} random item pairs"
-            method = (f"perm-both (tie threshold re-optimised per permutation{sampled}; early "
-                      f"stop outside p {ACC23_EARLY_STOP[0]}-{ACC23_EARLY_STOP[1]} every "
-                      f"{ACC23_CHECK_EVERY})")
-            ci_low = ci_high = math.nan
+            found = {statistic: bootstrap_values(kappa_statistic(config, self.options), indices)}
         else:
-            result = perm_both(a_s.x, b_s.x, lambda x, s=statistic: correlation(s, x, a_s.human),
-                               options.resamples, options.seed)
-            diff = paired_bootstrap(value_a, value_b, work.samples(a_s, statistic, whole),
-                                    work.samples(b_s, statistic, whole))
-            ci_low, ci_high = diff.ci_low, diff.ci_high
-            method = "perm-both" + (" (exact: every swap)" if result.exact else "") + \
-                     "; interval: paired bootstrap"
-        row.update(value_a=value_a, value_b=value_b, delta=value_b - value_a, ci_low=ci_low,
-                   ci_high=ci_high, p_value=result.p_value, method=method,
-                   resamples=result.resamples)
-        rows.append(row)
-    return rows
+            names = [s for s in BOOTSTRAPPED if s != "kappa" and s in self.options.statistics]
+            names = names if statistic in names else [statistic]
+            values = _bootstrap_rows(lambda rows: correlations(
+                names, config.x[rows], config.human[rows]), indices)
+            found = dict(zip(names, values.T))
+        if whole:
+            self._samples.update({(config.key, name, len(config.items)): v
+                                  for name, v in found.items()})
+        return found[statistic]
+
+
+def _bootstrap_rows(statistics, indices: np.ndarray) -> np.ndarray:
+    """`bootstrap_values` for a function giving several statistics per resample: (R, S)."""
+    block = max(1, 2_000_000 // max(indices.shape[1], 1))
+    return np.concatenate([statistics(indices[start:start + block])
+                           for start in range(0, len(indices), block)])
+
+
+@dataclass(frozen=True)
+class _Test:
+    """One statistic's comparison of a pair (first, second) on the items both have."""
+    value_first: float
+    value_second: float
+    ci_low: float  # of second - first
+    ci_high: float
+    p_second: float  # one-sided: second is better
+    p_first: float  # one-sided: first is better
+    se: float  # of the resampled difference (nan where there is no bootstrap)
+    method: str
+    resamples: int
+
+    def row(self, b_is_second: bool) -> dict:
+        """significance.csv's numbers with `b` the second configuration, or the first."""
+        if b_is_second:
+            return {"value_a": self.value_first, "value_b": self.value_second,
+                    "delta": self.value_second - self.value_first, "ci_low": self.ci_low,
+                    "ci_high": self.ci_high, "p_value": self.p_second, "method": self.method,
+                    "resamples": self.resamples}
+        return {"value_a": self.value_second, "value_b": self.value_first,
+                "delta": self.value_first - self.value_second, "ci_low": -self.ci_high,
+                "ci_high": -self.ci_low, "p_value": self.p_first, "method": self.method,
+                "resamples": self.resamples}
+
+
+def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
+                statistics: Sequence[str], acc23_order: dict[str, int]) -> dict[str, _Test]:
+    """Every statistic's test of one pair on the items both have: the three correlations on
+    one set of permutations (the sort of each mixed vector serves Spearman and Kendall), acc23
+    on its own (the better-ranked configuration second, as its early stop expects), kappa by
+    the paired bootstrap."""
+    options = work.options
+    shared = np.intersect1d(first.items, second.items)
+    if len(shared) < MIN_ITEMS:
+        return {}
+    whole = _same_items(first, second)
+    one, two = (first, second) if whole else (first.subset(shared), second.subset(shared))
+    human = one.human
+    tests: dict[str, _Test] = {}
+    joint = [s for s in ("pearson", "spearman", "kendall") if s in statistics]
+    if joint:
+        result = perm_both(one.x, two.x, lambda x: correlations(joint, x, human),
+                           options.resamples, options.seed)
+        exact = " (exact: every swap)" if result.exact else ""
+        for i, statistic in enumerate(joint):
+            diff = paired_bootstrap(float(result.value_a[i]), float(result.value_b[i]),
+                                    work.samples(one, statistic, whole),
+                                    work.samples(two, statistic, whole))
+            tests[statistic] = _Test(float(result.value_a[i]), float(result.value_b[i]),
+                                     diff.ci_low, diff.ci_high, float(result.p_value[i]),
+                                     float(result.p_reverse[i]), diff.se,
+                                     f"perm-both{exact}; interval: paired bootstrap",
+                                     result.resamples)
+    if "acc23" in statistics:
+        swapped = acc23_order.get(one.key, 0) < acc23_order.get(two.key, 0)  # one ranks higher
+        low, high = (two, one) if swapped else (one, two)
+        pairs = item_pairs(len(shared), ACC23_PERMUTATION_PAIRS, options.seed)
+        result = perm_both(low.x, high.x, lambda x: acc23(x, human, pairs=pairs).value,
+                           options.resamples, options.seed, ACC23_EARLY_STOP, ACC23_CHECK_EVERY)
+        sampled = "" if pairs[2] else f" over {len(pairs[0]):,} random item pairs"
+        method = (f"perm-both (tie threshold re-optimised per permutation{sampled}; early stop "
+                  f"outside p {ACC23_EARLY_STOP[0]}-{ACC23_EARLY_STOP[1]} every "
+                  f"{ACC23_CHECK_EVERY})")
+        value_low, value_high = work.value(low, "acc23", whole), work.value(high, "acc23", whole)
+        tests["acc23"] = (
+            _Test(value_low, value_high, math.nan, math.nan, result.p_value, result.p_reverse,
+                  math.nan, method, result.resamples) if not swapped else
+            _Test(value_high, value_low, math.nan, math.nan, result.p_reverse, result.p_value,
+                  math.nan, method, result.resamples))
+    if "kappa" in statistics:
+        value_one, value_two = work.value(one, "kappa", whole), work.value(two, "kappa", whole)
+        diff = paired_bootstrap(value_one, value_two, work.samples(one, "kappa", whole),
+                                work.samples(two, "kappa", whole))
+        fixed = "refitted" if options.refit else "fixed"
+        tests["kappa"] = _Test(value_one, value_two, diff.ci_low, diff.ci_high, diff.p_value,
+                               diff.p_reverse, diff.se,
+                               f"paired bootstrap (thresholds {fixed} per resample)",
+                               diff.resamples)
+    return tests
 
 
 def _correlation_rows(slice_name: str, value: str, config: Configuration, seed: int
@@ -333,8 +371,17 @@ def _correlation_rows(slice_name: str, value: str, config: Configuration, seed: 
     return rows
 
 
+def _find(tests: dict, a: str, b: str, statistic: str) -> tuple[_Test, bool] | None:
+    """The test of a pair and whether `b` is its second configuration."""
+    if (a, b) in tests:
+        test = tests[(a, b)].get(statistic)
+        return (test, True) if test else None
+    test = tests.get((b, a), {}).get(statistic)
+    return (test, False) if test else None
+
+
 def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Configuration],
-                 ranks: list[int], pairs: pd.DataFrame, work: _SliceWork) -> list[dict]:
+                 ranks: list[int], tests: dict, alpha: float, power: float) -> list[dict]:
     """The best configuration against each runner-up in its cluster: labels for significance."""
     if statistic not in BOOTSTRAPPED or len(ranked) < 2:
         return []
@@ -343,24 +390,18 @@ def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Confi
     for config, rank in zip(ranked[1:], ranks[1:]):
         if rank != ranks[0]:
             break
-        pair = pairs[(pairs.a == config.key) & (pairs.b == best.key)]
-        if pair.empty:
+        found = _find(tests, config.key, best.key, statistic)
+        if found is None:
             continue
-        shared = np.intersect1d(best.items, config.items)
-        whole = _same_items(best, config)
-        a_s, b_s = (config, best) if whole else (config.subset(shared), best.subset(shared))
-        diff = paired_bootstrap(float(pair.value_a.iloc[0]), float(pair.value_b.iloc[0]),
-                                work.samples(a_s, statistic, whole),
-                                work.samples(b_s, statistic, whole))
-        needed = labels_needed(len(shared), diff.delta, diff.se, work.options.alpha,
-                               work.options.power)
+        numbers = found[0].row(found[1])
+        n = len(np.intersect1d(best.items, config.items))
+        needed = labels_needed(n, numbers["delta"], found[0].se, alpha, power)
         rows.append({"slice": slice_name, "slice_value": value, "statistic": statistic,
-                     "best": best.key, "runner_up": config.key, "n": len(shared),
-                     "value_best": diff.delta + float(pair.value_a.iloc[0]),
-                     "value_runner_up": float(pair.value_a.iloc[0]), "delta": diff.delta,
-                     "se": diff.se, "p_value": float(pair.p_value.iloc[0]),
+                     "best": best.key, "runner_up": config.key, "n": n,
+                     "value_best": numbers["value_b"], "value_runner_up": numbers["value_a"],
+                     "delta": numbers["delta"], "se": found[0].se, "p_value": numbers["p_value"],
                      "labels_needed": needed,
-                     "more_labels": needed - len(shared) if not math.isnan(needed) else math.nan})
+                     "more_labels": needed - n if not math.isnan(needed) else math.nan})
     return rows
 
 
@@ -368,43 +409,53 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
             options: SignificanceOptions = SignificanceOptions()) -> SignificanceResult:
     """Correlations, pairwise significance, ranks and labels needed for every slice."""
     statistics = [s for s in ALL_STATISTICS if s in options.statistics]
-    correlations, significance, ranks, needed = [], [], [], []
+    correlation_rows, significance, ranks, needed = [], [], [], []
     samples: dict = {}
+    tested = options.resamples > 0
     for (slice_name, value), configs in configurations.items():
         configs = [c for c in configs if len(c.items) >= MIN_ITEMS]
         for config in configs:
-            correlations.extend(_correlation_rows(slice_name, value, config, options.seed))
-        if len(configs) < 1:
+            correlation_rows.extend(_correlation_rows(slice_name, value, config, options.seed))
+        if not configs:
             continue
-        work = _SliceWork(configs, options)
-        slice_pairs = []
+        work = _SliceWork(options)
+        ranked = {s: _ranked(configs, {c.key: work.value(c, s, True) for c in configs})
+                  for s in statistics}
+        acc23_order = {c.key: i for i, c in enumerate(ranked.get("acc23", []))}
+        tests = {(one.key, two.key): _pair_tests(one, two, work, statistics, acc23_order)
+                 for i, one in enumerate(configs) for two in configs[i + 1:] if tested}
         for statistic in statistics:
-            values = {c.key: work.value(c, statistic, True) for c in configs}
-            ranked = _ranked(configs, values)
-            tested = options.resamples > 0
-            pair_rows = [row for i, b in enumerate(ranked) for a in ranked[i + 1:] if tested
-                         for row in _pair_rows(slice_name, value, a, b, work, [statistic])]
-            pairs = pd.DataFrame(pair_rows, columns=SIGNIFICANCE_COLUMNS)
+            order = ranked[statistic]
+            rows = []
+            for i, b in enumerate(order):
+                for a in order[i + 1:]:
+                    found = _find(tests, a.key, b.key, statistic)
+                    if found:
+                        rows.append({"slice": slice_name, "slice_value": value,
+                                     "statistic": statistic, "a": a.key, "b": b.key,
+                                     **found[0].row(found[1])})
+            pairs = pd.DataFrame(rows, columns=SIGNIFICANCE_COLUMNS)
             if len(pairs):
                 pairs["p_holm"] = holm(pairs.p_value.to_numpy(float))
+                significance.append(pairs)
             # untested (no resamples), every configuration is its own rank, as mt-metrics-eval
-            p_better = np.full((len(ranked), len(ranked)), np.nan if tested else 0.0)
-            position = {c.key: i for i, c in enumerate(ranked)}
+            p_better = np.full((len(order), len(order)), np.nan if tested else 0.0)
+            position = {c.key: i for i, c in enumerate(order)}
             for row in pairs.itertuples():
                 p_better[position[row.b], position[row.a]] = row.p_value
             cluster = assign_ranks(p_better, options.alpha)
             ranks.extend({"slice": slice_name, "slice_value": value, "statistic": statistic,
-                          "key": c.key, "value": values[c.key], "rank": r}
-                         for c, r in zip(ranked, cluster))
-            needed.extend(_needed_rows(slice_name, value, statistic, ranked, cluster, pairs, work))
-            slice_pairs.append(pairs)
-            if statistic in BOOTSTRAPPED and options.resamples:
+                          "key": c.key, "value": work.value(c, statistic, True), "rank": r}
+                         for c, r in zip(order, cluster))
+            needed.extend(_needed_rows(slice_name, value, statistic, order, cluster, tests,
+                                       options.alpha, options.power))
+            if statistic in BOOTSTRAPPED and tested:
                 for c in configs:
                     samples[(slice_name, value, c.key, statistic)] = (
-                        values[c.key], work.samples(c, statistic, True), c.items)
-        significance.extend(p for p in slice_pairs if len(p))
+                        work.value(c, statistic, True), work.samples(c, statistic, True),
+                        c.items)
     return SignificanceResult(
-        correlations=pd.DataFrame(correlations, columns=CORRELATION_COLUMNS),
+        correlations=pd.DataFrame(correlation_rows, columns=CORRELATION_COLUMNS),
         significance=(pd.concat(significance, ignore_index=True) if significance
                       else pd.DataFrame(columns=SIGNIFICANCE_COLUMNS)),
         ranks=pd.DataFrame(ranks, columns=RANK_COLUMNS),

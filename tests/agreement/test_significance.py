@@ -144,3 +144,19 @@ def test_labels_needed_finds_the_size_at_which_the_test_has_its_power():
 def test_doctests():
     result = doctest.testmod(significance_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_one_set_of_permutations_answers_both_directions_and_several_statistics():
+    from agreement.correlation import correlations
+
+    rng = np.random.default_rng(14)
+    labels = rng.integers(0, 3, 60)
+    a, b = np.round(rng.normal(labels * 0.3, 1.0), 1), rng.normal(labels * 0.4, 1.0)
+    names = ["pearson", "spearman", "kendall"]
+    joint = perm_both(a, b, lambda x: correlations(names, x, labels), 300, seed=2)
+    backwards = perm_both(b, a, lambda x: correlations(names, x, labels), 300, seed=2)
+    np.testing.assert_array_equal(joint.p_reverse, backwards.p_value)
+    for i, name in enumerate(names):
+        alone = perm_both(a, b, lambda x, n=name: correlations([n], x, labels)[..., 0], 300,
+                          seed=2)
+        assert alone.p_value == joint.p_value[i] and alone.delta == pytest.approx(joint.delta[i])

@@ -16,3 +16,12 @@ def align_db(tmp_path_factory):
     yield info
     get_engine(url).dispose()
     get_engine.cache_clear()
+
+
+@pytest.fixture
+def chromium():
+    """A headless Chromium for the report page's browser test."""
+    from testing.browser import chromium_browser
+
+    with chromium_browser() as browser:
+        yield browser
