@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 from db.formats import RECORD_FIELDS, RECORD_TYPES, FormatError, check_language, check_record
 from db.formats.text import DEFAULT_MAX_DOCUMENT
-from db.importer.errors import ImportFailed
+from db.importer.errors import ImportFailed, Reject
 
 Located = tuple[str, Any]  # ("line 12", record)
 TABLE_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv", ".tsv")
@@ -247,5 +247,9 @@ def start_table_import(writer, paths, *, dataset: str, lang: str | None, annotat
             return None
     files = table_files(paths)
     writer.write(check_record({"type": "dataset", "name": dataset}))
-    writer.ensure_annotator(annotator)
+    try:
+        writer.ensure_annotator(annotator)
+    except Reject as error:  # a name that differs only in case from an account's
+        writer.problems.add("--annotator", "option", None, error.message)
+        return None
     return lang, files
