@@ -30,7 +30,7 @@ from corpus.dedup import DuplicateIndex
 from corpus.filters import CONTENT_FILTERS, prose_of
 from corpus.generated import generated_file
 from corpus.langid import LanguageDetector, judge_language
-from corpus.tokens import ApproxTokenCounter, TokenCounter, generation_budget
+from corpus.tokens import ApproxTokenCounter, TokenCounter, generation_budget, window_count
 
 # (name, unit, what it removes), in the order they apply
 FILTERS: tuple[tuple[str, str, str], ...] = (
@@ -307,7 +307,7 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
     selected = []
     for item in candidates:
         if config.context_window and any(
-                c.count(item.source.text) + report.budgets[c.name] > config.window_tokens
+                window_count(c, item.source.text) + report.budgets[c.name] > config.window_tokens
                 for c in counters):
             report.note("context_window", item.source.key)
             for comment in item.targets:
@@ -346,8 +346,11 @@ def render_report(report: SelectionReport, console=None) -> None:
     for name, budget in report.budgets.items():
         console.print(f"budget (mean + sd x sigmas of target lengths) with {name}: {budget}")
     if report.approximate_tokens:
-        console.print(f"[yellow]token counts are an approximation ({ApproxTokenCounter.name}): "
-                      "no model tokenizer was given; pass --tokenizer ID_OR_DIR for exact counts[/]",
+        console.print(f"[yellow]token counts are an approximation ({ApproxTokenCounter.name}; "
+                      f"files against the window: x{ApproxTokenCounter.WINDOW_SCALE:.2f}, "
+                      "calibrated to drop no file a real tokenizer keeps): no model tokenizer "
+                      "is installed or packaged for what was given; pass --tokenizer MODEL_ID "
+                      "(after python -m models prepare-vocabs) for real counts[/]",
                       soft_wrap=True)
     for key, message in report.problems:
         console.print(f"[red]skipped[/] {key}: {message}", soft_wrap=True)
