@@ -19,7 +19,7 @@ from typing import Sequence
 
 import yaml
 
-from nlce.cli import InputError
+from nlce.cli import InputError, yaml_problem
 
 DEFAULT_FAMILIES = Path(__file__).with_name("model_families.yaml")
 
@@ -38,8 +38,16 @@ class ModelFamily:
 def _read(path: Path) -> list[ModelFamily]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as error:
-        raise InputError(f"{path}: cannot read the model family table: {error}") from error
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the model family table: "
+                         f"{error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        line = error.object[:error.start].count(b"\n") + 1
+        raise InputError(f"{path}: the model family table is not UTF-8 text (byte "
+                         f"0x{error.object[error.start]:02x} on line {line}): save it as UTF-8"
+                         ) from None
+    except yaml.YAMLError as error:
+        raise InputError(f"{path}: the model family table is {yaml_problem(error)}") from None
     entries = data.get("families") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise InputError(f"{path}: expected a mapping with a 'families' list")

@@ -1,6 +1,7 @@
 """Source files as Unicode text, whatever their encoding on disk (`--encoding auto`).
 
-`decode_source(raw, expected_language)` returns `(text, encoding)` or raises `SourceReadError`:
+`decode_source(raw, expected_language)` returns `Decoded(text, encoding, replaced)` or raises
+`SourceReadError`:
 1. a byte-order mark decides (UTF-8, UTF-16 LE/BE, UTF-32); the mark is not part of the text;
 2. valid UTF-8 is UTF-8 (nearly every file);
 3. NUL bytes at every other position are UTF-16 without a mark; other NUL bytes mean binary;
@@ -11,17 +12,23 @@
    or Latin-1 file read as GB18030 is not; for Greek and Cyrillic, letters never glued to Latin ones, as
    "cafι" is; for Polish, Czech and Turkish, letters of their alphabets) is taken. A GBK file
    with a few Chinese words in an English file is no longer read as Windows-1252 or -1251;
-5. otherwise charset-normalizer chooses among the encodings that old source code is written in,
+5. a file of the language's own encoding with a few broken bytes (a multi-byte character cut
+   in two by an editor or a careless conversion: `\xcf\xdf\xb3\r\n`): the same encodings,
+   each broken byte sequence replaced by U+FFFD (`replaced` counts them), when there are few
+   (`few_broken`) and the rest reads as the language. Such a GBK file was read as Windows-1251
+   ("іхКј»Ї acl їв" for "初始化 acl 库") or refused;
+6. otherwise charset-normalizer chooses among the encodings that old source code is written in,
    those of the expected language first: the least chaotic decoding wins, and a near tie goes
    to the language's own encodings.
 
 Spans are offsets into the decoded text, which is what the database stores, so they stay exact;
-`text.encode(encoding)` gives the file's bytes back (less a BOM).
+`text.encode(encoding)` gives the file's bytes back (less a BOM), unless bytes were replaced.
 """
 from __future__ import annotations
 
 import codecs
 import unicodedata
+from typing import NamedTuple
 
 from nlce.cli import InputError
 
@@ -50,6 +57,18 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 
 class SourceReadError(InputError):
     """A file that cannot be used as source text; the message says why."""
+
+
+class Decoded(NamedTuple):
+    text: str
+    encoding: str  # Python codec name
+    replaced: int = 0  # broken byte sequences replaced by U+FFFD (step 5 of the module doc)
+
+
+def few_broken(replaced: int, text: str) -> bool:
+    """A handful of broken byte sequences: at most 8, or 1 in 100 of the non-ASCII characters
+    in a larger file. More means the encoding is wrong, not a few bytes."""
+    return 0 < replaced <= max(8, sum(not ch.isascii() for ch in text) // 100)
 
 
 def _utf16_without_bom(raw: bytes) -> str | None:
@@ -125,23 +144,30 @@ def plausible(text: str, encoding: str, language: str) -> bool:
     return total > 0 and good >= _PLAUSIBLE_SHARE * total
 
 
-def _language_codec(raw: bytes, expected_language: str | None) -> tuple[str, str] | None:
-    """(text, encoding) with the first of the expected language's legacy encodings that decodes
-    `raw` strictly into text that reads as that language; None when none does."""
+def _language_codec(raw: bytes, expected_language: str | None, repair: bool = False
+                    ) -> Decoded | None:
+    """The first of the expected language's legacy encodings that decodes `raw` strictly (with
+    `repair`: with a few broken byte sequences replaced) into text that reads as that language;
+    None when none does."""
     for name in LANGUAGE_ENCODINGS.get(expected_language or "", ()):
         try:
-            text = raw.decode(name)
+            text = raw.decode(name, "replace" if repair else "strict")
         except UnicodeDecodeError:
             continue
+        replaced = text.count("\ufffd") - (raw.decode(name, "ignore").count("\ufffd")
+                                            if repair else 0)
+        if repair and not few_broken(replaced, text):
+            continue
         if plausible(text, name, expected_language):
-            return text, name
+            return Decoded(text, name, replaced)
     return None
 
 
-def _detect_legacy(raw: bytes, expected_language: str | None) -> tuple[str, str]:
+def _detect_legacy(raw: bytes, expected_language: str | None) -> Decoded:
     from charset_normalizer import from_bytes
 
-    preferred_decoding = _language_codec(raw, expected_language)
+    preferred_decoding = (_language_codec(raw, expected_language)
+                          or _language_codec(raw, expected_language, repair=True))
     if preferred_decoding is not None:
         return preferred_decoding
 
@@ -157,28 +183,29 @@ def _detect_legacy(raw: bytes, expected_language: str | None) -> tuple[str, str]
     close = [(rank.get(name, len(rank)), m.chaos, name) for m in matches
              if m.chaos - least <= NEAR_TIE for name in (m.could_be_from_charset or [m.encoding])]
     _, _, best = min(close)
-    return _strict(raw, best), best
+    return Decoded(_strict(raw, best), best)
 
 
 def decode_source(raw: bytes, expected_language: str | None = None, encoding: str = "auto"
-                  ) -> tuple[str, str]:
-    """(text, encoding name) of a file's bytes; `encoding` other than "auto" is used as given."""
+                  ) -> Decoded:
+    """(text, encoding name, bytes replaced) of a file's bytes; `encoding` other than "auto" is
+    used as given."""
     if encoding != "auto":
         try:
             codecs.lookup(encoding)
         except LookupError:
             raise InputError(f"unknown encoding {encoding!r} (--encoding)") from None
-        return _strict(raw, encoding), encoding
+        return Decoded(_strict(raw, encoding), encoding)
     for bom, name in _BOMS:
         if raw.startswith(bom):
-            return _strict(raw, name), name
+            return Decoded(_strict(raw, name), name)
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         utf16 = _utf16_without_bom(raw)
         if utf16 is None:
             raise SourceReadError("binary file (NUL bytes)")
-        return _strict(raw, utf16), utf16
+        return Decoded(_strict(raw, utf16), utf16)
     try:
-        return raw.decode("utf-8"), "utf-8"
+        return Decoded(raw.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         pass
     return _detect_legacy(raw, expected_language)

@@ -44,7 +44,8 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
     only with `include_password_hashes` (the file is then as secret as the database)."""
     datasets = {d.id: d for d in _by_id(session, m.Dataset)}
     for d in datasets.values():
-        yield {"type": "dataset", "name": d.name, "description": d.description}
+        yield {"type": "dataset", "name": d.name, "description": d.description,
+               "created_at": _iso(d.created_at)}
 
     files = {}
     for f in _by_id(session, m.SourceFile):
@@ -70,7 +71,7 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
         generations[g.id] = {**targets[g.target_id], "model": g.model}
         yield {"type": "generation", **generations[g.id], "fim_input": g.fim_input,
                "raw_output": g.raw_output, "predicted_comment": g.predicted_comment,
-               "backend": g.backend, "params": g.params or {}}
+               "backend": g.backend, "params": g.params or {}, "created_at": _iso(g.created_at)}
 
     annotators = {}
     for a in _by_id(session, m.Annotator):
@@ -135,7 +136,7 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
         yield {"type": "metric_run", "signature": r.signature, "metric": r.metric,
                "model": r.model, "layer": r.layer, "tokenizer": r.tokenizer,
                "context": r.context, "noise": r.noise, "seed": r.seed, "params": r.params or {},
-               "library_versions": r.library_versions or {}}
+               "library_versions": r.library_versions or {}, "created_at": _iso(r.created_at)}
 
     noise = {}
     for n in _by_id(session, m.NoiseSample):
@@ -161,18 +162,18 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
                "backend": r.backend, "strategy": r.strategy, "prompt_language": r.prompt_language,
                "prompt_version": r.prompt_version, "params": r.params or {},
                "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
-               "cost_usd": r.cost_usd}
+               "cost_usd": r.cost_usd, "created_at": _iso(r.created_at)}
     for r in _by_id(session, m.JudgeResponse):
         yield {"type": "judge_response", "run": judge_runs[r.run_id], **targets[r.target_id],
                "cluster": r.cluster, "order": list(r.order or []), "status": r.status,
                "raw_response": r.raw_response, "repairs": list(r.repairs or []),
                "error": r.error, "prompt_tokens": r.prompt_tokens,
                "completion_tokens": r.completion_tokens, "latency_s": r.latency_s,
-               "cached": bool(r.cached)}
+               "cached": bool(r.cached), "created_at": _iso(r.created_at)}
     for v in _by_id(session, m.JudgeVerdict):
         yield {"type": "judge_verdict", "run": judge_runs[v.run_id], **generations[v.generation_id],
                "status": v.status, "accuracy": v.accuracy, "codes": list(v.codes or []),
-               "position": v.position}
+               "position": v.position, "created_at": _iso(v.created_at)}
 
 
 def export_jsonl(session: Session, out_dir: str | Path, include_password_hashes: bool = False

@@ -21,6 +21,7 @@ from metrics import options as metric_options
 from metrics.context import ContextVariant
 from metrics.core import ConfigError, Metric, version
 from metrics.registry import METRICS, metric_name
+from nlce.cli import yaml_problem
 
 RUNNER_VERSION = "1"
 
@@ -186,7 +187,7 @@ def load_grid(path: str) -> list[ScoringConfig]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"grid file {path} is not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"grid file {path} is not valid YAML: {exc}") from None
+        raise ConfigError(f"grid file {path} is {yaml_problem(exc)}") from None
     except RecursionError:
         raise ConfigError(f"grid file {path} is nested too deeply to read") from None
     try:

@@ -16,7 +16,8 @@
 in eval mode with gradients off, loaded once per process. `describe_model` gives a short
 provenance string to store next to scores (the packaged e5 is a dequantised 4-bit model: its
 scores are close to, not equal to, the original's). CLI: `python -m models list`,
-`python -m models prepare [ids...]`.
+`python -m models prepare [ids...]`, `python -m models prepare-vocabs` (the target model
+families' tokenizer vocabularies for token counts: `models.vocabs`).
 
 The names below are imported on first use, so `import models` costs nothing and a caller pays
 only for the part it needs (torch and transformers load inside the loaders and builders).
@@ -29,7 +30,8 @@ _HOMES = {
     "models.errors": ("ModelUnavailableError",),
     "models.registry": ("OFFLINE_MODELS", "OfflineModel"),
     "models.cache": ("BUILD_MANIFEST", "CACHE_ENV", "cache_folder", "cache_root", "materialise"),
-    "models.resolve": ("describe_model", "hub_offline", "resolve_model"),
+    "models.resolve": ("describe_model", "hub_offline", "installed_tokenizer", "resolve_model"),
+    "models.vocabs": ("family_vocab", "prepare_vocabs", "vocab_name"),
     "models.loaders": ("load_causal_lm", "load_encoder", "load_seq2seq", "pick_device"),
     "models.e5_q4": ("E5Checkpoint", "dequantise_q4_blocks", "e5_bert_state_dict",
                      "read_e5_checkpoint"),

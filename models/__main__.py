@@ -1,4 +1,5 @@
-"""CLI: `python -m models list` and `python -m models prepare [ids...] [--rebuild]`."""
+"""CLI: `python -m models list`, `python -m models prepare [ids...] [--rebuild]` and
+`python -m models prepare-vocabs` (`models.vocabs`)."""
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,16 @@ def main(argv: list[str] | None = None) -> int:
     prep = sub.add_parser("prepare", help="build the offline models now (default: all installed)")
     prep.add_argument("ids", nargs="*", help="model ids (default: every installed one)")
     prep.add_argument("--rebuild", action="store_true", help="rebuild even if already built")
+    sub.add_parser("prepare-vocabs", help="keep the target model families' tokenizer "
+                   "vocabularies (from the llama-cpp-python sdist on PyPI) for token counts")
     args = parser.parse_args(argv)
 
+    if args.command == "prepare-vocabs":
+        from models.vocabs import prepare_vocabs
+
+        for path in prepare_vocabs():
+            print(f"ready: {path}")
+        return EXIT_OK
     if args.command == "list":
         width = max(len(mid) for mid in OFFLINE_MODELS)
         for mid, spec in OFFLINE_MODELS.items():

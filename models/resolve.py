@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from models.cache import log, materialise, read_manifest
+from models.cache import cache_folder, log, materialise, read_manifest
 from models.errors import ModelUnavailableError
 from models.registry import OFFLINE_MODELS, unknown_id_message
 
@@ -72,6 +72,28 @@ def resolve_model(name_or_path: str | os.PathLike) -> Path:
             log(f"hub unavailable for {name}; using its packaged offline weights")
         return materialise(name)
     raise ModelUnavailableError(unknown_id_message(name, hub_error))
+
+
+def installed_tokenizer(model_id: str) -> Path | None:
+    """A local folder, or the model's snapshot in the Hugging Face cache, holding a tokenizer
+    (no weights needed, no network used); None when neither is there."""
+    path = Path(model_id).expanduser()
+    if path.is_dir():
+        return path
+    if _looks_like_path(model_id):
+        return None
+    if model_id in OFFLINE_MODELS and read_manifest(cache_folder(model_id)) is not None:
+        return cache_folder(model_id)  # a packaged model, built
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = Path(snapshot_download(model_id, allow_patterns=_HUB_PATTERNS,
+                                        local_files_only=True))
+    except Exception:  # not in the cache (or the cache is broken)
+        return None
+    found = any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer.model",
+                                                         "vocab.json"))
+    return folder if found else None
 
 
 def describe_model(name_or_path: str | os.PathLike) -> str:

@@ -116,6 +116,21 @@ def error_line(error: Exception) -> str:
             f"(a bug; set {DEBUG_ENV}=1 for the traceback)")
 
 
+def yaml_problem(error: Exception) -> str:
+    """One line for a YAML parser's error (PyYAML's own message takes four lines): "not valid
+    YAML at line L, column C: what (while parsing ... at line L, column C)"."""
+    def at(mark) -> str:
+        return f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+    problem = getattr(error, "problem", None)
+    if not problem:
+        return "not valid YAML: " + " ".join(str(error).split())
+    context = getattr(error, "context", None)
+    where = f" ({context}{at(getattr(error, 'context_mark', None))})" if context else ""
+    return " ".join(f"not valid YAML{at(getattr(error, 'problem_mark', None))}: {problem}"
+                    f"{where}".split())
+
+
 # db.engine tags every database error with the URL it came from (password hidden) under this
 # attribute, so that the one line can name the database without this module importing db.
 DATABASE_URL_ATTRIBUTE = "nlce_database_url"

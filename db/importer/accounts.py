@@ -2,8 +2,10 @@
 
 `ACCOUNTS_NONE` only refers to existing accounts; `ACCOUNTS_CREATE` (`db import --accounts`)
 creates new ones (annotators and experts, never leads) and updates their languages and names;
-`ACCOUNTS_TRUSTED` (`--trust-accounts`) also takes password hashes (none weaker than
-`db.passwords.minimum_cost`). Privileges need their own flag (`--account-privileges`,
+`ACCOUNTS_TRUSTED` (`--trust-accounts`) also takes the password hashes of new accounts (none
+weaker than `db.passwords.minimum_cost`; an existing account keeps its password, or its lack of
+one). No import creates a name that differs only in case from an account's ('ANNA' beside
+'anna'): sign-in does not tell them apart. Privileges need their own flag (`--account-privileges`,
 `RecordWriter(privileges=True)`): creating a lead account, and changing whether an existing
 account is active (re-activating an account a lead deactivated would let its old password sign
 in again). No import changes the role of an existing account: that is done on the Team page.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from db import models as m
 from db.importer.errors import Reject
@@ -55,6 +57,8 @@ class AccountWriter:
                 check_importable(rec["password_hash"])
             except PasswordHashError as error:
                 raise Reject(str(error), "password_hash") from None
+        if existing is None:
+            self._refuse_case_twin(username)
         if existing is None and policy == ACCOUNTS_NONE:
             raise Reject(f"account {username!r} does not exist; an import creates accounts only "
                          f"with --accounts", "username")
@@ -82,8 +86,10 @@ class AccountWriter:
                 values["languages"] = check_app_languages(values["languages"])
             except LanguageCodeError as error:
                 raise Reject(str(error), "languages") from None
-        if rec.get("password_hash") and (existing is None or not existing.password_hash):
-            values["password_hash"] = rec["password_hash"]  # never replaces a set password
+        if rec.get("password_hash") and existing is None:
+            # only a new account takes a hash: an existing one keeps its password, or its lack
+            # of one (a single sign-on account must not gain a password sign-in)
+            values["password_hash"] = rec["password_hash"]
         if existing is None and "display_name" not in values:
             values["display_name"] = username
         if existing is None and rec.get("created_at") is not None:
@@ -91,3 +97,14 @@ class AccountWriter:
         row, outcome = self._upsert(m.Annotator, {"username": username}, values)
         self._annotators[username] = row.id
         return outcome
+
+    def _refuse_case_twin(self, username: str) -> None:
+        """Sign-in does not tell 'ANNA' from 'anna' (nor does the Team page let both exist): a
+        name that differs only in case from an account's is refused."""
+        twin = self.session.execute(select(m.Annotator).where(
+            func.lower(m.Annotator.username) == username.lower())).scalars().first()
+        if twin is not None:
+            state = "active" if twin.active else "deactivated"
+            raise Reject(f"account {username!r} differs only in case from the account "
+                         f"{twin.username!r} ({state}), and sign-in does not tell them apart: "
+                         f"use {twin.username!r} or another name", "username")

@@ -73,12 +73,17 @@ class RecordWriter(ResultWriters, AccountWriter):
             cache.clear()
 
     # -------------------------------------------------------------- generic upsert
-    def _upsert(self, model, key: dict, values: dict) -> tuple[Any, str]:
+    def _upsert(self, model, key: dict, values: dict, created_at: str | None = None
+                ) -> tuple[Any, str]:
+        """The row with `key`: created with `values` (and the record's `created_at`, so a move
+        keeps when it was made), updated to them, or left unchanged (its own time kept)."""
         row = self.session.execute(select(model).filter_by(**key)).scalars().first()
         if row is None:
             row = model(**key, **values)
             for name, value in values.items():  # an explicit None must stay NULL, not the
                 setattr(row, name, null() if value is None else value)  # column default
+            if created_at is not None:
+                row.created_at = record_time(created_at, "created_at")
             self.session.add(row)
             self.session.flush()
             return row, "created"
@@ -200,7 +205,8 @@ class RecordWriter(ResultWriters, AccountWriter):
 
     def _write_dataset(self, rec):
         values = {k: rec[k] for k in ("description",) if k in rec}
-        row, outcome = self._upsert(m.Dataset, {"name": rec["name"]}, values)
+        row, outcome = self._upsert(m.Dataset, {"name": rec["name"]}, values,
+                                    rec.get("created_at"))
         self._datasets[rec["name"]] = row.id
         return outcome
 
@@ -271,7 +277,7 @@ class RecordWriter(ResultWriters, AccountWriter):
         if rec.get("params") is not None:
             values["params"] = rec["params"]
         row, outcome = self._upsert(m.Generation, {"target_id": target_id, "model": rec["model"]},
-                                    values)
+                                    values, rec.get("created_at"))
         self._generations[(target_id, rec["model"])] = row.id
         return outcome
 
@@ -279,11 +285,7 @@ class RecordWriter(ResultWriters, AccountWriter):
         key = {"generation_id": self.generation_id(rec),
                "annotator_id": self.annotator_id(rec["annotator"], "annotator")}
         values = {"position": rec["position"]} if "position" in rec else {}
-        row, outcome = self._upsert(m.Assignment, key, values)
-        if outcome == "created" and rec.get("created_at") is not None:
-            row.created_at = record_time(rec["created_at"], "created_at")
-            self.session.flush()
-        return outcome
+        return self._upsert(m.Assignment, key, values, rec.get("created_at"))[1]
 
     def _label(self, rec: dict, prefix: str = "") -> dict:
         status = rec.get("status", "done")

@@ -1,5 +1,6 @@
 """The per-record writers of results: metric runs, noise samples and scores, judge runs,
-responses and verdicts (a mixin of `RecordWriter`, which resolves the keys they refer to)."""
+responses and verdicts (a mixin of `RecordWriter`, which resolves the keys they refer to; a new
+run, response or verdict keeps the record's `created_at`)."""
 from __future__ import annotations
 
 from sqlalchemy import select
@@ -12,7 +13,7 @@ class ResultWriters:
     """`_write_<type>` for the result record types; needs RecordWriter's key resolution."""
 
     def _write_metric_run(self, rec):
-        values = {k: v for k, v in rec.items() if k not in ("type", "signature")}
+        values = {k: v for k, v in rec.items() if k not in ("type", "signature", "created_at")}
         for name, allowed in (("context", m.CONTEXT_VARIANTS), ("noise", m.NOISE_KINDS)):
             if name in values and values[name] not in allowed:
                 raise Reject(f"expected one of {', '.join(allowed)}, got {values[name]!r}", name)
@@ -20,7 +21,8 @@ class ResultWriters:
             values.pop("params", None)
         if values.get("library_versions") is None:
             values.pop("library_versions", None)
-        row, outcome = self._upsert(m.MetricRun, {"signature": rec["signature"]}, values)
+        row, outcome = self._upsert(m.MetricRun, {"signature": rec["signature"]}, values,
+                                    rec.get("created_at"))
         self._metric_runs[rec["signature"]] = row.id
         return outcome
 
@@ -56,10 +58,11 @@ class ResultWriters:
         if not isinstance(rec["strategy"], str) or not rec["strategy"].strip():
             raise Reject(f"expected a strategy name ({', '.join(m.JUDGE_STRATEGIES)} or a "
                          f"template's), got {rec['strategy']!r}", "strategy")
-        values = {k: v for k, v in rec.items() if k not in ("type", "signature")}
+        values = {k: v for k, v in rec.items() if k not in ("type", "signature", "created_at")}
         if values.get("params") is None:
             values.pop("params", None)
-        row, outcome = self._upsert(m.JudgeRun, {"signature": rec["signature"]}, values)
+        row, outcome = self._upsert(m.JudgeRun, {"signature": rec["signature"]}, values,
+                                    rec.get("created_at"))
         self._judge_runs[rec["signature"]] = row.id
         return outcome
 
@@ -77,7 +80,7 @@ class ResultWriters:
         for name in ("order", "repairs"):
             if rec.get(name) is not None:
                 values[name] = rec[name]
-        return self._upsert(m.JudgeResponse, key, values)[1]
+        return self._upsert(m.JudgeResponse, key, values, rec.get("created_at"))[1]
 
     def _write_judge_verdict(self, rec):
         self._status(rec)
@@ -91,4 +94,4 @@ class ResultWriters:
                   "codes": codes}
         if "position" in rec:
             values["position"] = rec["position"]
-        return self._upsert(m.JudgeVerdict, key, values)[1]
+        return self._upsert(m.JudgeVerdict, key, values, rec.get("created_at"))[1]

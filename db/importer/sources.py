@@ -6,12 +6,13 @@ from __future__ import annotations
 import codecs
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
 from db.formats import RECORD_FIELDS, RECORD_TYPES, FormatError, check_language, check_record
 from db.formats.text import DEFAULT_MAX_DOCUMENT
-from db.importer.errors import ImportFailed
+from db.importer.errors import ImportFailed, Reject
 
 Located = tuple[str, Any]  # ("line 12", record)
 TABLE_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv", ".tsv")
@@ -25,6 +26,8 @@ class Unreadable:
 # A UTF-16 text file starts with its byte order mark (Excel's "Unicode text" export does)
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 # how deep JSON may nest before the parser gives up (Python's recursion limit): named, not a crash
+# a line and its end (\n, \r\n or \r; str.splitlines would also split at U+2028, \f, \x1c ...)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _TOO_DEEP = "nested too deeply to read (JSON arrays or objects inside each other)"
 
 
@@ -38,14 +41,18 @@ def text_lines(path: Path) -> Iterator[tuple[int, str, str | None]]:
     """(line number, the line, None) per line of a text file; for a line that cannot be decoded
     (line number, the line with U+FFFD for what could not be read, the problem), so the caller
     names it. UTF-8 (a BOM is skipped), or UTF-16 when the file starts with a UTF-16 byte
-    order mark (Excel's "Unicode text")."""
+    order mark (Excel's "Unicode text"). Lines end with \n, \r\n or \r, and nothing else
+    (U+2028 or a form feed inside a cell stays in it)."""
     with open(path, "rb") as handle:
         start = handle.read(2)
         if start in _UTF16_BOMS:
             yield from _utf16_lines(start + handle.read())
             return
         handle.seek(0)
-        for number, raw in enumerate(handle, start=1):
+        # a line ends at \n, \r\n or a lone \r (old Mac files, some exports): bytes.splitlines
+        # splits at exactly these
+        pieces = (piece for raw in handle for piece in raw.splitlines(keepends=True))
+        for number, raw in enumerate(pieces, start=1):
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
             try:
@@ -61,10 +68,10 @@ def _utf16_lines(data: bytes) -> Iterator[tuple[int, str, str | None]]:
         text = data.decode("utf-16", "replace")
         bad_line = data[:error.start - error.start % 2].decode("utf-16", "replace").count("\n")
         problem = f"not valid UTF-16 ({error.reason} at byte {error.start}): save it again"
-        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        for number, line in enumerate(_LINE.findall(text), start=1):
             yield number, line, (problem if number == bad_line + 1 else None)
         return
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+    for number, line in enumerate(_LINE.findall(text), start=1):
         yield number, line, None
 
 
@@ -240,5 +247,9 @@ def start_table_import(writer, paths, *, dataset: str, lang: str | None, annotat
             return None
     files = table_files(paths)
     writer.write(check_record({"type": "dataset", "name": dataset}))
-    writer.ensure_annotator(annotator)
+    try:
+        writer.ensure_annotator(annotator)
+    except Reject as error:  # a name that differs only in case from an account's
+        writer.problems.add("--annotator", "option", None, error.message)
+        return None
     return lang, files

@@ -95,3 +95,22 @@ def test_old_name_metrics_align_runs_align(align_db, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("key,") and "goodmetric" in result.stdout
     assert (tmp_path / "kappa.csv").is_file()
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"families:\n  - {pattern: 'allegro/*', family: herbert, group: sp\xe9cifique}\n",
+     "the model family table is not UTF-8 text (byte 0xe9 on line 2): save it as UTF-8"),
+    (b"families:\n  - {pattern: 'allegro/*', group: x\n",
+     "the model family table is not valid YAML at line 3, column 1: expected ',' or '}'"),
+])
+def test_a_families_file_that_cannot_be_read_is_one_line(align_db, tmp_path, capsys, content,
+                                                          message):
+    families = tmp_path / "families.yaml"
+    families.write_bytes(content)
+    align = as_command(main, "python -m align")
+    assert align(["--db", align_db["url"], "--out", str(tmp_path / "out"), "--no-figures",
+                  "--bootstrap", "0", "--families", str(families)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"python -m align: error: {families}: {message}"), err
+    assert not (tmp_path / "out").exists()

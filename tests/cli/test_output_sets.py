@@ -277,3 +277,17 @@ def test_out_at_a_file_is_one_line_before_any_work(name, filled_db, tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{out} is a file, not a folder" in lines[0], result.stderr
     assert out.read_text() == "mine\n" and _leftovers(out) == []
+
+
+@pytest.mark.parametrize("name", ["align", "export jsonl", "export parquet"])
+@pytest.mark.parametrize("loop", ["itself", "below"])
+def test_out_at_a_symlink_loop_is_one_line_naming_it(name, loop, filled_db, tmp_path):
+    """`--out` at a link that points to itself (or a folder under one): no internal error."""
+    (tmp_path / "loop").symlink_to("loop")
+    out = tmp_path / "loop" if loop == "itself" else tmp_path / "loop" / "sub"
+    result = run_in_process(*_command(name, filled_db, out))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "internal error" not in lines[0], result.stderr
+    assert str(tmp_path / "loop") in lines[0] and "symbolic link" in lines[0], result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loop"]  # nothing written beside it

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from corpus.encoding import decode_source
+from corpus.encoding import SourceReadError, decode_source
 from corpus.extract import main as extract_main
 from corpus.extract import run_extract
 from corpus.langid import judge_language
@@ -32,7 +32,7 @@ def test_a_gbk_file_with_few_chinese_words_is_read_as_gbk(comment):
     """These were read as Windows-1250, -1253 and EUC-KR: mojibake, then judged another
     language."""
     text = comment + "\n" + CODE
-    assert decode_source(text.encode("gbk"), "zh") == (text, "gb18030")
+    assert decode_source(text.encode("gbk"), "zh") == (text, "gb18030", 0)
 
 
 def test_a_gb18030_file_beyond_gbk_is_read():
@@ -42,7 +42,7 @@ def test_a_gb18030_file_beyond_gbk_is_read():
     raw = text.encode("gb18030")
     with pytest.raises(UnicodeDecodeError):
         raw.decode("gbk")
-    assert decode_source(raw, "zh") == (text, "gb18030")
+    assert decode_source(raw, "zh") == (text, "gb18030", 0)
 
 
 @pytest.mark.parametrize("text, codec, lang", [
@@ -56,7 +56,81 @@ def test_a_file_in_another_codepage_is_not_forced_into_the_languages_codec(text,
     """German and Norwegian Latin-1 decode strictly as GB18030 too, Big5 as GBK, ISO 8859-2 as
     Windows-1250, French Latin-1 as Windows-1253: the letters they give do not read as the
     language, so the detector decides as before."""
-    assert decode_source((text + CODE).encode(codec), lang) == (text + CODE, codec)
+    assert decode_source((text + CODE).encode(codec), lang) == (text + CODE, codec, 0)
+
+
+# a GBK file with two multi-byte characters cut in half (their last byte lost), as in a public
+# Chinese C library's samples (issue 34.10); written for this test
+BROKEN_GBK_LINES = ["#include <stdio.h>", "", "int main(void)", "{",
+                    "    // 初始化网络库，失败时立即退出程序并打印错误信息",
+                    "    if (net_init() != 0) return 1;",
+                    "    // 创建工作线程", "    start_workers(4);",
+                    "    // 等待所有工作线程结束以后再释放它们的资源", "    wait_workers();",
+                    "    // 关闭网络库", "    return 0;", "}", ""]
+
+
+HELPER_LINES = ["static int send_all(int fd, const char* buf, size_t len)", "{",
+                "    if (fd < 0 || buf == NULL) return -1;",
+                "    size_t n = write(fd, buf, len);", "    return n == len ? 0 : -1;", "}", ""]
+
+
+def broken_gbk(helpers: int = 0) -> bytes:
+    """The file, with `helpers` copies of an ASCII function before main (more code, less
+    Chinese: then it was read as Windows-1250, '// łőĘĽ»ŻÍřÂç...')."""
+    lines = BROKEN_GBK_LINES[:3] + HELPER_LINES * helpers + BROKEN_GBK_LINES[3:]
+    raw = "\r\n".join(lines).encode("gbk")
+    for cut in ("线程\r\n", "网络库\r\n"):  # the last byte of 程 and of 库 lost
+        whole = cut.encode("gbk")
+        raw = raw.replace(whole, whole[:-3] + b"\r\n", 1)
+    return raw
+
+
+@pytest.mark.parametrize("helpers", [0, 6])
+def test_a_gbk_file_with_a_few_broken_bytes_is_read_as_gb18030(helpers):
+    """It was refused as "encoding not recognised", or read in a Cyrillic or Central European
+    code page (mojibake)."""
+    raw = broken_gbk(helpers)
+    with pytest.raises(UnicodeDecodeError):
+        raw.decode("gb18030")
+    text, encoding, replaced = decode_source(raw, "zh")
+    assert (encoding, replaced) == ("gb18030", 2)
+    assert text == raw.decode("gb18030", "replace")
+    assert "// 初始化网络库，失败时立即退出程序并打印错误信息\r\n" in text
+    assert "// 创建工作线\ufffd\r\n" in text and "// 关闭网络\ufffd\r\n" in text
+
+
+def test_a_file_with_many_broken_bytes_is_not_forced_into_gb18030():
+    """Past a few broken bytes the encoding is wrong, not the bytes: the detector decides."""
+    words = "初始 化网 络库 失败 时立 即退 出程 序并 打印 错误 信息 然后 等待 所有 工作 线程 结束"
+    cut = b" ".join(word.encode("gbk")[:-1] for word in words.split())  # 17 characters cut
+    raw = b"// " + cut + b"\n" + CODE.encode()
+    with pytest.raises(UnicodeDecodeError):
+        raw.decode("gb18030")
+    try:
+        decoded = decode_source(raw, "zh")
+    except SourceReadError:
+        return
+    assert decoded.replaced == 0
+
+
+def test_broken_bytes_are_counted_and_intact_comments_kept(tmp_path, db_url, capsys):
+    (tmp_path / "main.cpp").write_bytes(broken_gbk())
+    report = tmp_path / "report.json"
+    assert extract_main([str(tmp_path), "--lang", "zh", "--dataset", "zh", "--db", db_url,
+                         "--targets-per-file", "0", "--explain",
+                         "--report-json", str(report)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "read as gb18030, 2 broken bytes replaced" in out
+    assert "broken bytes replaced (U+FFFD): 2 in 1 file(s)" in out
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert [(f["encoding"], f["replaced"]) for f in data["files"]] == [("gb18030", 2)]
+    decisions = {c["excerpt"]: (c["decision"], c["reason"]) for c in data["comments"]}
+    assert decisions == {
+        "// 初始化网络库，失败时立即退出程序并打印错误信息": ("target", ""),
+        "// 创建工作线\ufffd": ("dropped", "broken_text"),
+        "// 等待所有工作线程结束以后再释放它们的资源": ("target", ""),
+        "// 关闭网络\ufffd": ("dropped", "broken_text")}
+    assert next(f for f in data["filters"] if f["name"] == "broken_text")["removed"] == 2
 
 
 def test_each_files_encoding_is_reported_and_stored(tmp_path, db_url, capsys):

@@ -58,10 +58,10 @@ def test_legacy_and_utf16_files_round_trip_with_exact_spans(tmp_path, db_url, en
 
 def test_latin1_dutch_file_is_decoded_with_the_language_hint():
     text = "// Geeft het café terug, één keer per aanvraag\nint x;\n"
-    decoded, encoding = decode_source(text.encode("latin-1"), "nl")
+    decoded, encoding, _ = decode_source(text.encode("latin-1"), "nl")
     assert decoded == text and encoding == "cp1252"
     greek = "// Αρχικοποίηση του πίνακα με μηδενικά\nint x;\n"
-    assert decode_source(greek.encode("cp1253"), "el") == (greek, "cp1253")
+    assert decode_source(greek.encode("cp1253"), "el") == (greek, "cp1253", 0)
 
 
 def test_binary_and_unknown_encoding_are_clear():
@@ -69,7 +69,7 @@ def test_binary_and_unknown_encoding_are_clear():
         decode_source(b"\x7fELF\x00\x01\x02\x00\x00\x00\x05", "nl")
     with pytest.raises(ValueError, match="unknown encoding 'nope'"):
         decode_source(b"x", "nl", "nope")
-    assert decode_source("één".encode("cp1252"), "nl", "cp1252") == ("één", "cp1252")
+    assert decode_source("één".encode("cp1252"), "nl", "cp1252") == ("één", "cp1252", 0)
 
 
 def test_han_text_touching_an_identifier_is_kept(detector):

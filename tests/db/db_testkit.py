@@ -165,3 +165,35 @@ def repeated_comment_file() -> tuple[str, list[int]]:
     content = block + block
     first = content.index(REPEATED_COMMENT)
     return content, [first, content.index(REPEATED_COMMENT, first + 1)]
+
+
+# what a move does not carry: sign-in sessions and lockout counters (everyone signs in again),
+# and scorers' claims on shards (a running scorer's, meaningless elsewhere)
+NOT_MOVED = {"annotator_session", "sign_in_throttle", "metric_claim"}
+
+
+def database_fingerprint(url: str) -> dict[str, list[tuple]]:
+    """Every row of every table a move carries, ids included, ordered by primary key; times
+    as UTC (SQLite gives them without a zone, PostgreSQL with one)."""
+    from datetime import datetime, timezone
+
+    from sqlalchemy import select
+    from sqlmodel import SQLModel
+
+    from db import session_scope
+
+    def plain(value):
+        if isinstance(value, datetime):
+            return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+                    ).astimezone(timezone.utc).isoformat()
+        return value
+
+    out = {}
+    with session_scope(url) as session:
+        for table in SQLModel.metadata.sorted_tables:
+            if table.name in NOT_MOVED:
+                continue
+            rows = session.execute(select(table).order_by(*table.primary_key.columns))
+            out[table.name] = [tuple(sorted((k, plain(v)) for k, v in row._mapping.items()))
+                               for row in rows]
+    return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from db_testkit import release_rows, small_records, write_release
+from db_testkit import release_rows, small_records, write_jsonl, write_release
 
 from db.__main__ import main as db_main
 from db.engine import table_counts
@@ -71,6 +71,30 @@ def test_a_utf16_pairs_file_is_read_as_utf16(url, tmp_path, capsys):
     path.write_bytes((HEADER + ROWS).replace(",", "\t").encode("utf-16"))  # with its BOM
     assert main(["import", "--format", "pairs", str(path), "--dataset", "u16", "--db", url]) == 0
     assert "generation      2 created" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_a_pairs_file_with_cr_line_ends_is_read(url, tmp_path, capsys, encoding):
+    """Old Mac line ends (a lone CR), which the csv module calls "universal-newline mode"; a
+    CR inside a quoted cell and a U+2028 inside any cell stay in their cells."""
+    path = tmp_path / "mac.csv"
+    rows = ROWS.replace("The cat sat.", "The cat\u2028sat.").replace(
+        "Dogs bark loudly.", '"Dogs bark\rloudly."')
+    path.write_bytes((HEADER + rows).replace("\n", "\r").encode(encoding))
+    assert main(["import", "--format", "pairs", str(path), "--dataset", "mac", "--db", url]) == 0
+    assert "generation      2 created" in capsys.readouterr().out
+    assert main(["export", "--out", str(tmp_path / "out"), "--db", url]) == 0
+    exported = (tmp_path / "out" / "export.jsonl").read_text(encoding="utf-8")
+    assert '"predicted_comment": "Dogs bark\\rloudly."' in exported
+    assert '"original_comment": "The cat\u2028sat."' in exported
+
+
+def test_a_jsonl_file_with_cr_line_ends_is_read(url, tmp_path, capsys):
+    path = write_jsonl(tmp_path / "mac.jsonl", [{"type": "dataset", "name": "mac-1"},
+                                                {"type": "dataset", "name": "mac-2"}])
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r"))
+    assert main(["import", str(path), "--db", url]) == 0
+    assert "dataset         2 created" in capsys.readouterr().out
 
 
 def test_broken_utf16_names_the_line(url, tmp_path, capsys):

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 import pytest
-from db_testkit import small_records, write_jsonl
-from sqlalchemy import select
+from db_testkit import database_fingerprint, small_records, write_jsonl
+from sqlalchemy import select, update
+from sqlmodel import SQLModel
 
 from db import models as m
 from db import session_scope
@@ -15,6 +17,7 @@ from db.annotations import annotation_history
 from db.exporter import export_jsonl, export_parquet, export_records
 from db.importer import ImportFailed, import_jsonl, import_parquet_export
 from db.importer.accounts import ACCOUNTS_CREATE
+from db.passwords import hash_password
 from testing.cli import as_command, run_in_process
 
 main = as_command(db_main, "python -m db")
@@ -196,3 +199,38 @@ def test_format_doc_example_imports(tmp_path, db_url):
         target = session.execute(select(m.Target)).scalars().one()
         source = session.get(m.SourceFile, target.source_file_id)
         assert source.content[target.span_start:target.span_end] == target.original_comment
+
+
+THEN = datetime(2021, 3, 4, 5, 6, 7, 891011, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_move_keeps_every_row_id_and_time(tmp_path, any_db_url, small_jsonl, request, fmt):
+    """Issue 34.6: export -> import keeps the whole database (fingerprint of every table a move
+    carries), the times each row was made included, in both formats; on PostgreSQL, a move to
+    SQLite and from there to a new PostgreSQL database."""
+    _import(any_db_url, small_jsonl)
+    with session_scope(any_db_url) as session:  # times apart from one another and from now
+        for offset, table in enumerate(SQLModel.metadata.sorted_tables):
+            for name in ("created_at", "updated_at"):
+                if name in table.c:
+                    session.execute(table.update().values(
+                        {name: THEN + timedelta(days=offset, hours=name == "updated_at")}))
+        session.execute(update(m.Annotator).where(m.Annotator.username == "anna")
+                        .values(password_hash=hash_password("correct horse")))
+    chain = [any_db_url, f"sqlite:///{tmp_path / 'copy.db'}"]
+    if any_db_url.startswith("postgresql"):
+        chain.append(request.getfixturevalue("postgres_server").create_database())
+    expected = database_fingerprint(any_db_url)
+    assert all(expected[name] for name in ("dataset", "generation", "metric_run", "judge_run",
+                                           "judge_response", "judge_verdict", "annotator"))
+    for step, (source, target) in enumerate(zip(chain, chain[1:])):
+        out = tmp_path / f"move-{step}"
+        assert main(["export", "--format", fmt, "--include-password-hashes", "--out", str(out),
+                     "--db", source]) == 0
+        path = out if fmt == "parquet" else out / "export.jsonl"
+        assert main(["import", "--format", fmt, "--trust-accounts", "--account-privileges",
+                     str(path), "--db", target]) == 0
+        moved = database_fingerprint(target)
+        for name, rows in expected.items():
+            assert moved[name] == rows, f"{source} -> {target}: table {name} differs"

@@ -179,6 +179,80 @@ def test_an_import_re_activates_nobody_and_creates_no_lead_without_privileges(
     assert "--account-privileges goes with --accounts" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("record, flags, twin", [
+    ({"username": "ANNA", "languages": ["nl"]}, ["--accounts"], "'anna' (active)"),
+    ({"username": "Bas", "languages": ["nl"]}, ["--accounts"], "'bas' (deactivated)"),
+    ({"username": "Lead", "role": "lead"}, ["--trust-accounts", "--account-privileges"],
+     "'lead' (active)"),
+    ({"username": "BAS"}, [], "'bas' (deactivated)"),  # only referred to: said as plainly
+])
+def test_an_import_creates_no_name_that_differs_only_in_case(tmp_path, db_url, small_jsonl,
+                                                              capsys, record, flags, twin):
+    """Issue 34.7: sign-in does not tell 'ANNA' from 'anna', and the Team page refuses such a
+    name; so does an import, naming file, line and field, and writing nothing."""
+    _import(db_url, small_jsonl)
+    path = write_jsonl(tmp_path / "team.jsonl", [{"type": "annotator", "username": "bas",
+                                                  "languages": ["nl"], "active": False}])
+    assert main(["import", *MOVE, str(path), "--db", db_url]) == 0
+    before = _accounts(db_url)
+    path = write_jsonl(tmp_path / "twins.jsonl", [{"type": "annotator", "username": "anna"},
+                                                  {"type": "annotator", **record}])
+    capsys.readouterr()
+    assert main(["import", *flags, str(path), "--db", db_url]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"twins.jsonl, line 2, field 'username': account {record['username']!r} differs " \
+           f"only in case from the account {twin}" in err, err
+    assert _accounts(db_url) == before
+
+
+def test_one_file_cannot_bring_two_names_that_differ_only_in_case(tmp_path, db_url, capsys):
+    path = write_jsonl(tmp_path / "twins.jsonl", [
+        {"type": "annotator", "username": "anna", "languages": ["nl"]},
+        {"type": "annotator", "username": "Anna", "languages": ["zh"]}])
+    assert main(["import", "--accounts", "--check", str(path), "--db", db_url]) == 2
+    assert "twins.jsonl, line 2, field 'username': account 'Anna' differs only in case from " \
+           "the account 'anna'" in capsys.readouterr().err
+    assert "anna" not in _accounts(db_url)
+
+
+def test_a_table_imports_annotator_may_not_differ_only_in_case(tmp_path, db_url, small_jsonl,
+                                                               capsys):
+    _import(db_url, small_jsonl)
+    before = _accounts(db_url)
+    path = tmp_path / "pairs.csv"
+    path.write_text("item_id,language,model,reference,prediction,label\n"
+                    "a,en,m,The cat sat.,A cat sat.,partial\n", encoding="utf-8")
+    assert main(["import", "--format", "pairs", str(path), "--dataset", "p",
+                 "--annotator", "Anna", "--db", db_url]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--annotator, option: account 'Anna' differs only in case from the account 'anna'" \
+        in err and "internal error" not in err, err
+    assert _accounts(db_url) == before
+
+
+def test_trusted_accounts_give_no_password_to_an_existing_account(tmp_path, db_url,
+                                                                  small_jsonl, capsys):
+    """Issue 34.8: an existing lead without a password (single sign-on) stays without one, and
+    a password sign-in is refused; only new accounts take a hash from the file."""
+    _import(db_url, small_jsonl)
+    assert _accounts(db_url)["lead"] == ("lead", False, True)
+    hashed = hash_password("taken over")
+    path = write_jsonl(tmp_path / "hashes.jsonl", [
+        {"type": "annotator", "username": "lead", "role": "lead", "password_hash": hashed},
+        {"type": "annotator", "username": "anna", "password_hash": hashed},
+        {"type": "annotator", "username": "nina", "languages": ["nl"], "password_hash": hashed}])
+    assert main(["import", "--trust-accounts", "--account-privileges", str(path),
+                 "--db", db_url]) == 0
+    accounts = _accounts(db_url)
+    assert accounts["lead"] == ("lead", False, True) and accounts["anna"][1] is False
+    assert accounts["nina"] == ("annotator", True, True)  # a new account takes its hash
+    with session_scope(db_url) as session:
+        assert authenticate(session, "nina", "taken over").username == "nina"
+    for username in ("lead", "anna"):
+        with pytest.raises(AuthError), session_scope(db_url) as session:
+            authenticate(session, username, "taken over")
+
+
 # ------------------------------------------------------------------------------ export files
 
 def test_export_never_writes_through_a_planted_link(tmp_path, db_url, small_jsonl):

@@ -29,3 +29,14 @@ def test_a_broken_grid_names_the_file(tmp_path, content, message):
     with pytest.raises(ConfigError, match=message) as error:
         load_grid(str(path))
     assert str(path) in str(error.value)
+
+
+def test_a_grid_that_is_not_yaml_is_one_line_with_the_place(tmp_path, capsys):
+    """PyYAML's own message takes four lines; the command's is one, with line and column."""
+    path = tmp_path / "grid.yaml"
+    path.write_text("runs:\n  - metric: bleu\n    context: [none\n", encoding="utf-8")
+    assert main(["--grid", str(path), "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"grid file {path} is not valid YAML at line 4, column 1: expected ',' or ']'" in err
+    assert "(while parsing a flow sequence at line 3, column 14)" in err
