@@ -241,7 +241,8 @@ def _best_ties(distance: np.ndarray, gain: np.ndarray) -> tuple[np.ndarray, np.n
     """Tying every pair whose scores differ by at most t adds each pair's gain (+1 for a pair the
     humans tie, -1 for one the metric orders correctly): per row, the largest total gain over t
     and the smallest t that reaches it. The total, #tied(<= t) - #concordant(<= t), peaks at the
-    distance of a human-tied pair, so two plain sorts and a search per row find it."""
+    distance of a human-tied pair, so two plain sorts and a search per row find it (faster,
+    measured, than one stable sort of all rows at once, even for a few hundred pairs)."""
     tied = np.sort(np.where(gain > 0, distance, np.inf), axis=1)
     lost = np.sort(np.where(gain < 0, distance, np.inf), axis=1)
     n_tied = np.isfinite(tied).sum(axis=1)

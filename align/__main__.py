@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                            bootstrap=max(args.resamples, 0), seed=args.seed, labels=args.labels,
                            significance=() if "none" in args.significance
                            else tuple(dict.fromkeys(args.significance)), alpha=args.alpha,
-                           monotone=args.monotone,
+                           monotone=args.monotone, progress=sys.stderr.isatty(),
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
                            judges=not args.no_judges, datasets=tuple(args.dataset))

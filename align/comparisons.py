@@ -17,6 +17,7 @@ configurations is compared on the items both have:
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -406,12 +407,20 @@ def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Confi
 
 
 def compare(configurations: dict[tuple[str, str], list[Configuration]],
-            options: SignificanceOptions = SignificanceOptions()) -> SignificanceResult:
-    """Correlations, pairwise significance, ranks and labels needed for every slice."""
+            options: SignificanceOptions = SignificanceOptions(), progress: bool = False
+            ) -> SignificanceResult:
+    """Correlations, pairwise significance, ranks and labels needed for every slice;
+    `progress`: a bar on stderr, one step per pair tested."""
+    from tqdm import tqdm
+
     statistics = [s for s in ALL_STATISTICS if s in options.statistics]
     correlation_rows, significance, ranks, needed = [], [], [], []
     samples: dict = {}
     tested = options.resamples > 0
+    pairs_to_test = sum(len(c) * (len(c) - 1) // 2 for c in configurations.values()) if tested \
+        else 0
+    bar = tqdm(total=pairs_to_test, desc="align: paired tests", unit="pair", file=sys.stderr,
+               disable=not progress or not pairs_to_test, dynamic_ncols=True, leave=False)
     for (slice_name, value), configs in configurations.items():
         configs = [c for c in configs if len(c.items) >= MIN_ITEMS]
         for config in configs:
@@ -422,8 +431,11 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
         ranked = {s: _ranked(configs, {c.key: work.value(c, s, True) for c in configs})
                   for s in statistics}
         acc23_order = {c.key: i for i, c in enumerate(ranked.get("acc23", []))}
-        tests = {(one.key, two.key): _pair_tests(one, two, work, statistics, acc23_order)
-                 for i, one in enumerate(configs) for two in configs[i + 1:] if tested}
+        tests = {}
+        for i, one in enumerate(configs):
+            for two in configs[i + 1:] if tested else ():
+                tests[(one.key, two.key)] = _pair_tests(one, two, work, statistics, acc23_order)
+                bar.update()
         for statistic in statistics:
             order = ranked[statistic]
             rows = []
@@ -454,6 +466,7 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
                     samples[(slice_name, value, c.key, statistic)] = (
                         work.value(c, statistic, True), work.samples(c, statistic, True),
                         c.items)
+    bar.close()
     return SignificanceResult(
         correlations=pd.DataFrame(correlation_rows, columns=CORRELATION_COLUMNS),
         significance=(pd.concat(significance, ignore_index=True) if significance

@@ -41,6 +41,7 @@ class AlignOptions:
     significance: Sequence[str] = ALL_STATISTICS
     alpha: float = 0.05  # significance level of the rank clusters and of "labels needed"
     monotone: bool = False  # fit ordered thresholds where the KDE regions are out of order
+    progress: bool = False  # a progress bar on stderr for the paired tests (the CLI, at a terminal)
 
     def describe(self) -> dict:
         out = asdict(self)
@@ -51,6 +52,7 @@ class AlignOptions:
         out["datasets"] = list(self.datasets)
         out["significance"] = list(self.significance)
         out["resamples"] = out.pop("bootstrap")
+        out.pop("progress")
         return out
 
 
@@ -236,7 +238,8 @@ def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -
     report.significance = compare(configurations, SignificanceOptions(
         resamples=options.bootstrap, seed=options.seed, alpha=options.alpha,
         statistics=tuple(options.significance), refit=refit, weighting=options.weighting,
-        bandwidth=options.bandwidth, grid_size=options.grid_size, monotone=options.monotone))
+        bandwidth=options.bandwidth, grid_size=options.grid_size, monotone=options.monotone),
+        progress=options.progress)
     report.context = context_intervals(report.context, report.significance.samples)
     kappa_ranks = report.significance.ranks[report.significance.ranks.statistic == "kappa"]
     rank_of = {(r.slice, r.slice_value, r.key): r.rank for r in kappa_ranks.itertuples()}

@@ -32,6 +32,12 @@ def ranked_rows(frame: pd.DataFrame) -> pd.DataFrame:
         na_position="last").drop(columns="_slice")
 
 
+def _name(key: str) -> str:
+    from align.figures import short_key
+
+    return short_key(key).replace("\n", "")
+
+
 def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str]:
     """What the terminal says of the ranks: the options, and for the best kappa over all items
     each runner-up it cannot yet be told from, with the labels that would tell them apart."""
@@ -45,11 +51,11 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     needed = result.labels_needed
     needed = needed[(needed.slice == slice_name) & (needed.statistic == "kappa")]
     for r in needed.itertuples():
-        more = ("–" if pd.isna(r.labels_needed) else
-                f"about {int(r.labels_needed):,} labelled items ({int(r.more_labels):,} more)")
-        lines.append(f"labels needed: {r.best} vs {r.runner_up} (same rank): delta kappa "
-                     f"{r.delta:+.3f}, p = {r.p_value:.3f} on {r.n} items; to tell them apart "
-                     f"at alpha {options.alpha} with power 0.8: {more}")
+        more = ("cannot be estimated" if pd.isna(r.labels_needed) else
+                f"about {int(r.labels_needed):,} labelled items would show it "
+                f"({int(r.more_labels):,} more; alpha {options.alpha}, power 0.8)")
+        lines.append(f"labels needed: {_name(r.best)} leads {_name(r.runner_up)} (same rank) "
+                     f"by {r.delta:+.3f} kappa (p = {r.p_value:.3f}, n = {r.n:,}); {more}")
     return lines
 
 
@@ -85,7 +91,10 @@ def print_table(report: AlignReport, console=None) -> None:
         for r in kappa.itertuples():
             ci = (f"{_fmt(r.kappa_low, 2)}–{_fmt(r.kappa_high, 2)}"
                   if not pd.isna(getattr(r, "kappa_low", math.nan)) else "–")
-            note = "⚠ see warnings" if isinstance(r.warning, str) and r.warning else ""
+            notes = ["⚠ see warnings"] if isinstance(r.warning, str) and r.warning else []
+            if getattr(r, "monotone", None) is False:
+                notes.append("regions out of order")
+            note = "; ".join(notes)
             regions = getattr(r, "regions", "")
             table.add_row(name(r.key), r.slice_value if r.slice != "all" else "all", str(r.n),
                           _fmt(r.kappa), ci, _rank(getattr(r, "rank", None)),

@@ -16,6 +16,8 @@ of graded quality (some rounded, so with ties). Timed in the same run:
 4. With `--mt-metrics-eval PATH` (a checkout of that repository), the first pair through its own
    PermutationSigDiff beside align's: deltas, p-values and seconds.
 
+`--report DIR` takes real per-item scores from an align report (predictions.csv) instead.
+
     .venv/bin/python bench/significance.py [--items 1500] [--configs 10] [--resamples 1000]
                                            [--mt-metrics-eval ../mt-metrics-eval]
 """
@@ -54,6 +56,21 @@ def synthetic(items: int, configs: int, seed: int = 0) -> list[Configuration]:
             scores = np.round(scores, 1)  # ties, as rounded metric scores have
         out.append(Configuration(f"metric{c:02d}", "metric", np.arange(items), scores, human))
     return out
+
+
+def from_report(folder: str) -> list[Configuration]:
+    """The configurations of an align report's predictions.csv (slice all), on the items every
+    one of them scored: real per-item scores instead of synthetic ones."""
+    import pandas as pd
+
+    predictions = pd.read_csv(Path(folder) / "predictions.csv")
+    predictions = predictions[(predictions.slice == "all") & predictions.human.notna()]
+    wide = predictions.pivot(index="generation_id", columns="key", values="score").dropna()
+    level = {"incorrect": 0, "partial": 1, "correct": 2}
+    human = (predictions.drop_duplicates("generation_id").set_index("generation_id").human
+             .map(level).reindex(wide.index).to_numpy(np.int64))
+    return [Configuration(str(key), "metric", wide.index.to_numpy(), wide[key].to_numpy(float),
+                          human) for key in wide.columns]
 
 
 def loop_baseline(configs: list[Configuration], pairs: int, resamples: int, seed: int
@@ -135,6 +152,9 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline-pairs", type=int, default=2)
     parser.add_argument("--acc23-pairs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--report", metavar="DIR",
+                        help="take the configurations' per-item scores from an align report "
+                             "(its predictions.csv, slice all) instead of synthetic ones")
     parser.add_argument("--mt-metrics-eval", metavar="PATH",
                         help="a checkout of github.com/google-research/mt-metrics-eval: run the "
                              "first pair through its PermutationSigDiff too, side by side")
@@ -143,10 +163,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.configs < 2 or args.items < 10:
         parser.error("need at least 2 configurations and 10 items")
-    configs = synthetic(args.items, args.configs, args.seed)
+    configs = (from_report(args.report) if args.report
+               else synthetic(args.items, args.configs, args.seed))
+    args.items, args.configs = len(configs[0].items), len(configs)
     n_pairs = args.configs * (args.configs - 1) // 2
+    source = f"scores of {args.report}" if args.report else "synthetic scores"
     print(f"{args.items:,} items x {args.configs} configurations ({n_pairs} pairs) x "
-          f"{args.resamples:,} resamples, one slice")
+          f"{args.resamples:,} resamples, one slice ({source})")
 
     started = time.perf_counter()
     result = compare({("all", "all"): configs}, SignificanceOptions(
