@@ -34,6 +34,7 @@ def test_the_ranked_table_comes_first_and_every_figure_is_embedded_once(page_fol
     shown = sorted(base64.b64decode(src.split(",", 1)[1]) for src in images)
     written = sorted(p.read_bytes() for p in (page_folder / "figures").glob("*.png"))
     assert shown == written
+    assert "id='heatmap-language'" in text and "id='heatmap-model'" in text
     assert "<script" not in text.lower()
     assert not re.search(r"""(src|href)=['"]?(https?:)?//""", text)  # nothing fetched
 
