@@ -22,6 +22,7 @@ USER_KEY = "nlce_user"
 TOKEN_KEY = "nlce_session_token"  # this tab's server-side session (see service.signin)
 CHECKED_KEY = "nlce_user_checked"
 COOKIE_NAME = "nlce_session"
+COOKIE_SLOT = "nlce_cookie"  # the container the cookie's script is drawn in (hidden)
 RECHECK_S = 30.0
 FLASH_KEY = "nlce_flash"
 
@@ -46,6 +47,7 @@ PAGE_CSS = """
 /* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
 .nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
   margin: 0.1rem 0 -0.2rem 0; }
+div:has(> .st-key-nlce_cookie) { display: none; }  /* the cookie's script, no space */
 .nlce-head { font-size: 0.9rem; color: inherit; }
 .nlce-keys { font-size: 0.78rem; color: light-dark(#595959, #b1bac4); }
 .nlce-keys kbd { border: 1px solid light-dark(#bbbbbb, #59636e); border-radius: 3px;
@@ -172,10 +174,15 @@ def sign_out() -> None:
 
 
 def write_pending_cookie() -> None:
-    """Set (or clear) the session cookie after sign-in or sign-out; a script runs in the page."""
-    if "nlce_set_cookie" in st.session_state:
-        token = st.session_state.pop("nlce_set_cookie")
-        _set_cookie(token, int(service.SESSION_LIFETIME.total_seconds()) if token else 0)
+    """Set (or clear) the session cookie after sign-in or sign-out; a script runs in the page.
+    Its (hidden) container is drawn on every run, empty when there is nothing to set: an
+    element at the top of the page that came and went would shift every element under it, and
+    the browser would remount them, the note field included, taking the focus from whoever is
+    typing there (issue 34: the first pause in typing on the first item after signing in)."""
+    with st.container(key=COOKIE_SLOT):
+        if "nlce_set_cookie" in st.session_state:
+            token = st.session_state.pop("nlce_set_cookie")
+            _set_cookie(token, int(service.SESSION_LIFETIME.total_seconds()) if token else 0)
 
 
 def current_user() -> service.AnnotatorInfo | None:

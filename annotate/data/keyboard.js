@@ -2,6 +2,9 @@
 // Streamlit's shortcuts stay silent while focus is in a field, a checkbox included; this keeps
 // them working and routes keys typed for the code picker to it, whatever the page is doing:
 // - `C` opens the code picker, `M` the note, Esc leaves any field;
+// - a key typed for the note goes to the note: from M, a click or a key in it until Esc, Tab
+//   or a click elsewhere, also when a rerun redrew the field and took its focus (never to a
+//   shortcut; the redrawn field gets back what this browser kept of the note);
 // - a key pressed on a checkbox or radio (after a mouse click) goes to the shortcuts;
 // - after Enter in the picker the page reruns: keys typed meanwhile wait, then go to the picker
 //   (never to a shortcut or another control); an empty query does nothing;
@@ -53,6 +56,7 @@
   const apply = (e) => {  // a held key, applied as it would have been had it not waited
     const t = doc.activeElement;
     if (picking) { toPicker(e); return; }
+    if (noting && !isText(t)) { toNote(e); return; }
     if (isText(t)) {
       if (e.key === "Escape") t.blur();
       else if (e.key === "Backspace") setValue(t, t.value.slice(0, -1));
@@ -61,7 +65,7 @@
     }
     const key = e.key.toLowerCase();
     if (key === "c" && picker()) { picking = true; picker().focus(); }
-    else if (key === "m" && noteBox()) noteBox().focus();
+    else if (key === "m" && noteBox()) { noting = true; noteBox().focus(); }
     else if (e.key.length === 1) shortcut(e);
   };
   let endedAt = 0;
@@ -86,6 +90,9 @@
     const stop = () => { e.preventDefault(); e.stopImmediatePropagation(); };
     if (waitSince) { held.push({ key: e.key, code: e.code, keyCode: e.keyCode,
       which: e.which }); stop(); return; }
+    if (e.key === "Escape" || (e.key === "Tab" && t === noteBox())) noting = false;
+    else if (t === noteBox()) { noting = true; picking = false; }
+    else if (noting && !isText(t)) { stop(); toNote(e); return; }  // the field was redrawn
     if (t === picker()) {
       picking = true;
       if (e.key === "Enter" || e.key === "Escape") { stop(); toPicker(e); }
@@ -102,9 +109,12 @@
     if (isText(t)) return;
     const key = e.key.toLowerCase();
     if (key === "c" && picker()) { stop(); picking = true; picker().focus(); }
-    else if (key === "m" && noteBox()) { stop(); noteBox().focus(); }
+    else if (key === "m" && noteBox()) { stop(); noting = true; noteBox().focus(); }
   }, true);
-  doc.addEventListener("mousedown", (e) => { if (e.target !== picker()) picking = false; }, true);
+  doc.addEventListener("mousedown", (e) => {
+    if (e.target !== picker()) picking = false;
+    noting = e.target === noteBox();
+  }, true);
   doc.addEventListener("change", (e) => {
     if (isChoice(e.target)) setTimeout(() => e.target.blur(), 0);
   }, true);
@@ -195,6 +205,33 @@
     pushing = false;
     commit(box);
   }, 300);
+  // Keys for the note that reached the page: the field was redrawn (remounted) under the
+  // typist and lost its focus. They go on in the note, where the caret was, after what this
+  // browser kept of it (the new field shows what the server had, maybe less).
+  let noting = false;
+  let caret = [0, 0];
+  for (const kind of ["keyup", "mouseup", "input"]) {
+    doc.addEventListener(kind, (e) => {
+      if (e.target === noteBox()) caret = [e.target.selectionStart, e.target.selectionEnd];
+    }, true);
+  }
+  const toNote = (e) => {
+    const box = noteBox(), s = state();
+    if (!box) { noting = false; return; }
+    box.focus();
+    const kept = s && readDraft(draftKey(s));
+    if (kept && typeof kept.text === "string" && kept.text !== box.value
+        && mine(kept, s.dataset.stored)) setValue(box, kept.text);
+    const text = box.value;
+    let [a, b] = caret.map((i) => Math.min(i, text.length));
+    let put = e.key === "Enter" ? "\n" : e.key.length === 1 ? e.key : "";
+    if (e.key === "Backspace" && a === b && a > 0) a -= 1;
+    else if (!put) { box.setSelectionRange(a, b); return; }  // an arrow, Shift, ...
+    if (box.maxLength > 0 && text.length - (b - a) + put.length > box.maxLength) put = "";
+    setValue(box, text.slice(0, a) + put + text.slice(b));
+    box.setSelectionRange(a + put.length, a + put.length);
+    caret = [a + put.length, a + put.length];
+  };
   const leave = () => {
     const box = noteBox();
     if (box && unsent()) { noteSent(box.value); box.blur(); }

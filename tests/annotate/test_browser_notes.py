@@ -1,0 +1,95 @@
+"""The note field in a real headless Chromium against a real server, typed as a person types
+(a key every ~60 ms, pauses of seconds): a key typed in the note never reaches a shortcut, on
+the first item after signing in as on any other, and what is typed while the server is away or
+pasted past the note's limit is kept or said, never dropped in silence."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from browser_kit import first_label, submit_sign_in, wait_for
+
+pytestmark = pytest.mark.browser
+
+TYPING_MS = 60  # between two keys of one person typing
+
+
+def _fresh_sign_in(chromium, url, username="bas"):
+    """Sign in and land on the first item, then press M at once, as a person who knows the
+    keys does (no click on the page first)."""
+    from playwright.sync_api import expect
+
+    page = chromium.new_page()  # a Browser or a BrowserContext (storage kept between pages)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    submit_sign_in(page, url, username)
+    expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+    expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=20000)
+    time.sleep(1.0)  # reading the item
+    return page
+
+
+def _labels(db_url, username="bas"):
+    from sqlalchemy import select
+    from sqlmodel import Session
+
+    from annotate import service
+    from db import get_engine
+    from db import models as m
+
+    with Session(get_engine(db_url)) as session:
+        aid = session.exec(select(m.Annotator.id).where(
+            m.Annotator.username == username)).scalar_one()
+        return [service.own_label(session, e.generation_id, aid)
+                for e in service.queue_for(session, aid)]
+
+
+def _settled(page):
+    """Wait for the app's rerun to finish (what a person does by reading the page)."""
+    time.sleep(0.3)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=20000)
+    time.sleep(0.3)
+
+
+def _note_with_a_pause(page, first, then, lose_focus=False):
+    """M, some words, a pause of 2 s (the page stores what was typed and reruns), the rest.
+    `lose_focus`: the field loses its focus in the pause without the typist's doing, as when a
+    rerun redraws it."""
+    page.keyboard.press("m")
+    page.keyboard.type(first, delay=TYPING_MS)
+    time.sleep(2.0)  # a person thinks
+    if lose_focus:
+        page.evaluate("document.activeElement.blur()")
+    page.keyboard.type(then, delay=TYPING_MS)
+
+
+def test_keys_typed_in_the_note_never_reach_a_shortcut(app_db, launch_app, chromium):
+    """On the first item after signing in (the cookie's script was drawn in that run only: the
+    next run shifted the page and redrew the note field, whose focus went to the page, so
+    "then" was t-h-e-N(ext) and "more" M(ote) on the next item), on an item reached with S,
+    and when the field loses its focus while the annotator types."""
+    from playwright.sync_api import expect
+
+    page = _fresh_sign_in(chromium, launch_app(app_db).url)
+    _note_with_a_pause(page, "first words. ", "then more about the summary")
+    wanted = ["first words. then more about the summary", "", "", "", "", ""]
+    wait_for(lambda: [label.note for label in _labels(app_db)] == wanted,
+             what=f"notes {wanted}", timeout=30)
+    expect(page.get_by_text("Item 1 of 6")).to_be_visible()
+    page.keyboard.press("Escape")
+    page.keyboard.press("1")
+    wait_for(lambda: first_label(app_db, "bas").accuracy == "correct", what="key 1")
+    _settled(page)
+    page.keyboard.press("s")
+    expect(page.get_by_text("Item 2 of 6")).to_be_visible(timeout=20000)
+    _settled(page)
+    _note_with_a_pause(page, "second item. ", "then more, no next", lose_focus=True)
+    wanted[1] = "second item. then more, no next"
+    wait_for(lambda: [label.note for label in _labels(app_db)] == wanted,
+             what=f"notes {wanted}", timeout=30)
+    expect(page.get_by_text("Item 2 of 6")).to_be_visible()
+    page.keyboard.press("Escape")  # out of the note, the keys are shortcuts again
+    page.keyboard.press("n")
+    expect(page.get_by_text("Item 3 of 6")).to_be_visible(timeout=20000)
