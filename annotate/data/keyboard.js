@@ -9,8 +9,9 @@
 // - after Enter in the picker the page reruns: keys typed meanwhile wait, then go to the picker
 //   (never to a shortcut or another control); an empty query does nothing;
 // - every change to the note is kept in this browser (localStorage) until the page says the
-//   database holds it (`.nlce-note-state`): a reload, a server restart or a closed tab loses
-//   nothing, and closing the tab with text not stored yet asks first.
+//   database holds it (`.nlce-note-state`): a reload, a server restart (keys typed while the
+//   server is away go into the greyed-out field) or a closed tab loses nothing, and closing
+//   the tab with text not stored yet asks first.
 (() => {
   if (window.nlceKeyboard) return;
   window.nlceKeyboard = true;
@@ -111,9 +112,10 @@
     if (key === "c" && picker()) { stop(); picking = true; picker().focus(); }
     else if (key === "m" && noteBox()) { stop(); noting = true; noteBox().focus(); }
   }, true);
-  doc.addEventListener("mousedown", (e) => {
+  doc.addEventListener("pointerdown", (e) => {  // (a greyed-out field gets no mousedown)
     if (e.target !== picker()) picking = false;
-    noting = e.target === noteBox();
+    // a click that closes Streamlit's "connection error" box is no move away from the note
+    if (!e.target.closest('[data-testid="stDialog"]')) noting = e.target === noteBox();
   }, true);
   doc.addEventListener("change", (e) => {
     if (isChoice(e.target)) setTimeout(() => e.target.blur(), 0);

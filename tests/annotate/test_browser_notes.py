@@ -4,10 +4,11 @@ the first item after signing in as on any other, and what is typed while the ser
 pasted past the note's limit is kept or said, never dropped in silence."""
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
-from browser_kit import first_label, submit_sign_in, wait_for
+from browser_kit import first_label, signed_in_page, submit_sign_in, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -93,3 +94,37 @@ def test_keys_typed_in_the_note_never_reach_a_shortcut(app_db, launch_app, chrom
     page.keyboard.press("Escape")  # out of the note, the keys are shortcuts again
     page.keyboard.press("n")
     expect(page.get_by_text("Item 3 of 6")).to_be_visible(timeout=20000)
+
+
+def test_text_typed_while_the_server_is_down_is_stored_once_it_is_back(
+        app_db, launch_app, chromium):
+    """A restart in the middle of a note: the page greys the field out (its focus goes to the
+    page) and then shows a "Connection error" box, while the annotator goes on typing and
+    clicks into the note; what they typed is kept in the browser and stored once the server is
+    back, and no key of it was a shortcut."""
+    from playwright.sync_api import expect
+
+    app = launch_app(app_db)
+    page = signed_in_page(chromium, app.url)
+    page.keyboard.press("m")
+    page.keyboard.type("typed before the restart. ", delay=TYPING_MS)
+    wait_for(lambda: first_label(app_db, "bas").note == "typed before the restart. ",
+             what="the first words stored")
+    app.proc.send_signal(signal.SIGTERM)  # a restart, as a service manager does it
+    app.proc.wait(timeout=20)
+    page.wait_for_function(  # the page has noticed: the field is greyed out
+        "document.querySelector('.st-key-lbl_note_ textarea').disabled", timeout=20000)
+    page.keyboard.type("Then 3 more lines, typed while it was down.", delay=TYPING_MS)
+    dialog = page.locator('[data-testid="stDialog"]')  # Streamlit's "Connection error" box
+    expect(dialog).to_be_visible(timeout=20000)
+    page.locator(".st-key-lbl_note_ textarea").click(force=True)  # a click on the note ...
+    expect(dialog).to_be_hidden()  # ... closes the box
+    page.keyboard.type(" And a click.", delay=TYPING_MS)
+    launch_app(app_db, port=app.port)
+    wanted = ("typed before the restart. Then 3 more lines, typed while it was down."
+              " And a click.")
+    wait_for(lambda: first_label(app_db, "bas").note == wanted,
+             what="the whole note stored once the server is back", timeout=60)
+    expect(page.get_by_text("Item 1 of 6")).to_be_visible()
+    assert [label.note for label in _labels(app_db)][1:] == [""] * 5
+    assert first_label(app_db, "bas").accuracy is None  # the "3" was no shortcut
