@@ -3,6 +3,7 @@ cookie or OIDC; the cookie holds a server-side session's token), the lead check,
 message, user text shown as typed, and the page CSS."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -48,6 +49,11 @@ PAGE_CSS = """
 .nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
   margin: 0.1rem 0 -0.2rem 0; }
 div:has(> .st-key-nlce_cookie) { display: none; }  /* the cookie's script, no space */
+/* keyboard.js's notices (a paste cut to the note's limit), over the page like a toast */
+.nlce-notice { position: fixed; right: 1.5rem; bottom: 1.5rem; z-index: 1000000;
+  max-width: 30rem; padding: 0.7rem 1rem; border-radius: 0.5rem; font-size: 0.9rem;
+  color: light-dark(#31333f, #fafafa); background: light-dark(#fff6d5, #3d3408);
+  box-shadow: 0 2px 12px rgba(0, 0, 0, 0.25); }
 .nlce-head { font-size: 0.9rem; color: inherit; }
 .nlce-keys { font-size: 0.78rem; color: light-dark(#595959, #b1bac4); }
 .nlce-keys kbd { border: 1px solid light-dark(#bbbbbb, #59636e); border-radius: 3px;
@@ -92,9 +98,15 @@ def note_hash(text: str) -> str:
 
 
 def note_state(user_id: int, generation_id: int, stored_note: str) -> None:
-    """Which note the database holds for this item (read by keyboard.js, shown as nothing)."""
+    """Which note the database holds for this item, and the note's limit with what to say when
+    a paste or a key would pass it (read by keyboard.js, shown as nothing)."""
+    limit = service.max_note_chars()
+    say = {"cut": t("note.cut", limit=limit, dropped="{dropped}"),
+           "full": t("note.full", limit=limit)}
     st.html(f'<div class="nlce-note-state" data-user="{int(user_id)}" '
-            f'data-item="{int(generation_id)}" data-stored="{note_hash(stored_note)}"></div>')
+            f'data-item="{int(generation_id)}" data-stored="{note_hash(stored_note)}" '
+            f'data-max="{limit}" data-cut="{html.escape(say["cut"])}" '
+            f'data-full="{html.escape(say["full"])}"></div>')
 
 
 def inject_css() -> None:

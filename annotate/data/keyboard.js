@@ -161,11 +161,42 @@
     draft.sent = [...(draft.sent || []), hash(text)].slice(-20);
     localStorage.setItem(draftKey(s), JSON.stringify(draft));
   };
+  // The note's limit (`.nlce-note-state` data-max): Streamlit ignores a change that passes it
+  // whole, a paste included; a paste is cut to fit instead, and either is said.
+  const noteMax = () => Number((state() || { dataset: {} }).dataset.max) || Infinity;
+  let noticeTimer = null;
+  const notice = (text) => {  // a message over the page, like Streamlit's toasts
+    let box = doc.querySelector(".nlce-notice");
+    if (!box) {
+      box = doc.createElement("div");
+      box.className = "nlce-notice";
+      box.setAttribute("role", "status");
+      doc.body.appendChild(box);
+    }
+    box.textContent = text;
+    box.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => { box.hidden = true; }, 10000);
+  };
+  doc.addEventListener("paste", (e) => {
+    const box = noteBox(), s = state();
+    if (e.target !== box || !s || !e.clipboardData) return;
+    const text = e.clipboardData.getData("text/plain").replace(/\r\n?/g, "\n");
+    const a = box.selectionStart, b = box.selectionEnd;
+    let room = Math.max(noteMax() - (box.value.length - (b - a)), 0);
+    if (text.length <= room) return;
+    e.preventDefault();
+    if (room > 0 && /[\uD800-\uDBFF]/.test(text[room - 1])) room -= 1;  // whole characters
+    setValue(box, box.value.slice(0, a) + text.slice(0, room) + box.value.slice(b));
+    box.setSelectionRange(a + room, a + room);
+    notice(s.dataset.cut.replace("{dropped}", String(text.length - room)));
+  }, true);
   let pause = null;
   let pushing = false;
   doc.addEventListener("input", (e) => {
     const box = e.target, s = state();
     if (box !== noteBox() || !s || pushing) return;
+    if (box.value.length > noteMax()) { notice(s.dataset.full); return; }  // Streamlit drops it
     const before = readDraft(draftKey(s));
     localStorage.setItem(draftKey(s), JSON.stringify({ text: box.value,
       base: before ? before.base : s.dataset.stored, sent: before ? before.sent : [],
@@ -229,7 +260,7 @@
     let put = e.key === "Enter" ? "\n" : e.key.length === 1 ? e.key : "";
     if (e.key === "Backspace" && a === b && a > 0) a -= 1;
     else if (!put) { box.setSelectionRange(a, b); return; }  // an arrow, Shift, ...
-    if (box.maxLength > 0 && text.length - (b - a) + put.length > box.maxLength) put = "";
+    if (text.length - (b - a) + put.length > noteMax()) { put = ""; notice(s.dataset.full); }
     setValue(box, text.slice(0, a) + put + text.slice(b));
     box.setSelectionRange(a + put.length, a + put.length);
     caret = [a + put.length, a + put.length];

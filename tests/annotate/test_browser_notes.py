@@ -128,3 +128,35 @@ def test_text_typed_while_the_server_is_down_is_stored_once_it_is_back(
     expect(page.get_by_text("Item 1 of 6")).to_be_visible()
     assert [label.note for label in _labels(app_db)][1:] == [""] * 5
     assert first_label(app_db, "bas").accuracy is None  # the "3" was no shortcut
+
+
+def test_a_paste_past_the_notes_limit_is_cut_to_fit_and_said(app_db, launch_app, chromium):
+    """Ctrl+V of 12,000 characters after 7 typed ones, with the limit at 10,000: Streamlit
+    ignored the whole paste, in silence; now the first 9,993 go in, and a notice says that
+    2,007 were left out. A key past the limit is refused with a notice too."""
+    from playwright.sync_api import expect
+
+    from annotate import service
+
+    limit = service.max_note_chars()
+    context = chromium.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = signed_in_page(context, launch_app(app_db).url)
+    pasted = ("Δεν ταιριάζει. " * 800)[:12000]  # 12,000 characters
+    page.evaluate("(text) => navigator.clipboard.writeText(text)", pasted)
+    page.keyboard.press("m")
+    page.keyboard.type("start: ", delay=TYPING_MS)
+    page.keyboard.press("Control+V")
+    kept = limit - len("start: ")
+    expect(page.locator(".nlce-notice")).to_have_text(
+        f"The paste was cut to fit: a note holds at most {limit} characters "
+        f"({len(pasted) - kept} left out).", timeout=10000)
+    wanted = "start: " + pasted[:kept]
+    wait_for(lambda: first_label(app_db, "bas").note == wanted,
+             what="the note cut to the limit stored", timeout=30)
+    page.evaluate("document.querySelector('.nlce-notice').hidden = true")
+    page.keyboard.type("x", delay=TYPING_MS)  # one more
+    expect(page.locator(".nlce-notice")).to_have_text(
+        f"A note holds at most {limit} characters.", timeout=10000)
+    time.sleep(2.0)  # a pause: the page stores the note
+    assert first_label(app_db, "bas").note == wanted
+    assert len(page.locator(".st-key-lbl_note_ textarea").input_value()) == limit
