@@ -6,8 +6,11 @@
 //   or a click elsewhere, also when a rerun redrew the field and took its focus (never to a
 //   shortcut; the redrawn field gets back what this browser kept of the note);
 // - a key pressed on a checkbox or radio (after a mouse click) goes to the shortcuts;
-// - after Enter in the picker the page reruns: keys typed meanwhile wait, then go to the picker
-//   (never to a shortcut or another control); an empty query does nothing;
+// - one action at a time: after a shortcut key, a click on a code or a button, or Enter in the
+//   picker the page runs; keys and such clicks that come meanwhile wait for that run to end,
+//   then go on in order, keys typed for the picker to the picker (never to a shortcut or
+//   another control; an empty query does nothing); a held click is dropped if the item
+//   changed meanwhile (it was meant for the one on screen);
 // - every change to the note is kept in this browser (localStorage) until the page says the
 //   database holds it (`.nlce-note-state`): a reload, a server restart (keys typed while the
 //   server is away go into the greyed-out field) or a closed tab loses nothing, and closing
@@ -28,15 +31,63 @@
     Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), "value").set.call(el, value);
     el.dispatchEvent(new Event("input", { bubbles: true }));
   };
-  const shortcut = (e) => doc.body.dispatchEvent(new KeyboardEvent("keydown", {
-    key: e.key, code: e.code, keyCode: e.keyCode, which: e.which, bubbles: true,
-    cancelable: true }));
+  const itemShown = () => (doc.querySelector(".nlce-note-state") || { dataset: {} }).dataset.item;
+  const isShortcut = (e) => e.key.length === 1 && ((doc.querySelector(".nlce-keys")
+    || { dataset: {} }).dataset.shortcuts || "").includes(e.key.toUpperCase());
+
+  // ------------------------------------------------------------------ one action at a time
+  // Streamlit starts a new run for each key or click at once and stops the one before, which
+  // may then never do what its key asked (3, a click on a code and S within 0.1 s lost the 3,
+  // or two saves raced: issue 34). So a run in flight holds what comes next in `held`.
+  let waitSince = 0;  // a run asked for by this page is in flight
+  let sawRun = false;
+  const held = [];
+  const takeOff = () => { waitSince = Date.now(); sawRun = false; };
+  new MutationObserver((changes) => {  // also a run too short for the 40 ms poll below
+    if (changes.some((c) => c.oldValue === "running" || c.target.dataset.testScriptState
+      === "running")) sawRun = true;
+  }).observe(doc.body, { subtree: true, attributes: true, attributeOldValue: true,
+    attributeFilter: ["data-test-script-state"] });
+  const shortcut = (e) => {
+    if (isShortcut(e)) takeOff();
+    doc.body.dispatchEvent(new KeyboardEvent("keydown", { key: e.key, code: e.code,
+      keyCode: e.keyCode, which: e.which, bubbles: true, cancelable: true }));
+  };
+  const control = (t) => {  // a checkbox (a code) or a button of the label page, or null
+    const c = t && t.closest && t.closest('[class*="st-key-lbl_"]');
+    if (!c || isText(t)) return null;
+    const button = t.closest("button");  // in a checkbox's label: its help icon
+    if (c.querySelector('[data-testid="stCheckbox"]')) return !button && t.closest("label") && c;
+    return button && c;
+  };
+  const keyClass = (el) => [...el.classList].find((c) => c.startsWith("st-key-lbl_"));
+  let replaying = false;
+  let echo = { key: "", until: 0 };
+  doc.addEventListener("click", (e) => {
+    const c = !replaying && control(e.target);
+    if (!c) return;
+    const key = keyClass(c), swallow = () => { e.preventDefault(); e.stopImmediatePropagation(); };
+    if (!e.isTrusted) {  // a checkbox whose click was held clicks itself again a moment later
+      if (key === echo.key && Date.now() < echo.until) swallow();
+      return;
+    }
+    if (!waitSince) { setTimeout(takeOff, 0); return; }  // (the label's click reaches its box)
+    swallow();
+    held.push({ click: key, item: itemShown() });
+    echo = { key, until: Date.now() + 1000 };
+  }, true);
+  const replayClick = (h) => {
+    const c = doc.querySelector("." + CSS.escape(h.click));
+    const target = c && c.querySelector('input[type="checkbox"], button');
+    if (!target || h.item !== itemShown()) return;
+    takeOff();
+    replaying = true;
+    target.click();
+    replaying = false;
+  };
 
   // ------------------------------------------------------------------ the code picker
   let picking = false;  // the picker has the keys (from C or a click in it until Esc)
-  let waitSince = 0;  // an Enter's rerun is in flight: keys wait in `held`
-  let sawRun = false;
-  const held = [];
   const toPicker = (e) => {  // one key for the picker, whatever has focus now
     const box = picker();
     if (!box) { picking = false; return false; }
@@ -49,12 +100,12 @@
   };
   const submit = (box) => {
     if (!box.value.trim()) { setValue(box, ""); return; }  // no "select all" from the keys
-    waitSince = Date.now();
-    sawRun = false;
+    takeOff();
     box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter",
       keyCode: 13, which: 13, bubbles: true, cancelable: true }));
   };
-  const apply = (e) => {  // a held key, applied as it would have been had it not waited
+  const apply = (e) => {  // a held key or click, applied as if it had not waited
+    if (e.click) { replayClick(e); return; }
     const t = doc.activeElement;
     if (picking) { toPicker(e); return; }
     if (noting && !isText(t)) { toNote(e); return; }
@@ -70,7 +121,7 @@
     else if (e.key.length === 1) shortcut(e);
   };
   let endedAt = 0;
-  setInterval(() => {  // an Enter's rerun is over: the keys typed meanwhile go on
+  setInterval(() => {  // the run is over: what came meanwhile goes on
     if (!waitSince) return;
     if (running()) { sawRun = true; endedAt = 0; return; }
     const now = Date.now();
@@ -89,8 +140,11 @@
     if (e.ctrlKey || e.metaKey || e.altKey || !e.isTrusted) return;
     const t = e.target;
     const stop = () => { e.preventDefault(); e.stopImmediatePropagation(); };
-    if (waitSince) { held.push({ key: e.key, code: e.code, keyCode: e.keyCode,
-      which: e.which }); stop(); return; }
+    if (waitSince && !(t === noteBox() && !held.length)) {  // (typing in the note goes on)
+      held.push({ key: e.key, code: e.code, keyCode: e.keyCode, which: e.which });
+      stop();
+      return;
+    }
     if (e.key === "Escape" || (e.key === "Tab" && t === noteBox())) noting = false;
     else if (t === noteBox()) { noting = true; picking = false; }
     else if (noting && !isText(t)) { stop(); toNote(e); return; }  // the field was redrawn
@@ -111,6 +165,7 @@
     const key = e.key.toLowerCase();
     if (key === "c" && picker()) { stop(); picking = true; picker().focus(); }
     else if (key === "m" && noteBox()) { stop(); noting = true; noteBox().focus(); }
+    else if (isShortcut(e)) takeOff();  // on its way to Streamlit's shortcut
   }, true);
   doc.addEventListener("pointerdown", (e) => {  // (a greyed-out field gets no mousedown)
     if (e.target !== picker()) picking = false;

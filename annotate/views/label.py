@@ -358,7 +358,8 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
     keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(t('keys.' + what))}"
                       for key, what in KEYS_LINE)
-    st.html(f'<div class="nlce-keys">{html.escape(t("keys.title"))}: {keys}. '
+    st.html(f'<div class="nlce-keys" data-shortcuts="{"".join(SHORTCUTS.values())}">'
+            f'{html.escape(t("keys.title"))}: {keys}. '
             f'{html.escape(t("keys.tail"))}</div>')
     ui.keyboard_helper()
 
