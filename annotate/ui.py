@@ -269,12 +269,21 @@ def client_id() -> str | None:
     return None
 
 
-def _cookie() -> str | None:
+def _cookie(name: str = COOKIE_NAME) -> str | None:
     try:
-        value = st.context.cookies.get(COOKIE_NAME)
+        value = st.context.cookies.get(name)
     except Exception:  # AppTest and bare runs have no request cookies
         return None
     return value if isinstance(value, str) and value else None
+
+
+ITEM_COOKIE = "nlce_item"  # "<account id>:<item id>", set by keyboard.js when an item shows
+
+
+def last_item(user_id: int) -> int | None:
+    """The item this browser showed `user_id` last (any tab): where a new tab starts."""
+    user, _, item = (_cookie(ITEM_COOKIE) or "").partition(":")
+    return int(item) if user == str(user_id) and item.isdigit() else None
 
 
 def require_lead() -> service.AnnotatorInfo:

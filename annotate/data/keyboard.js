@@ -263,8 +263,14 @@
       if (doc.activeElement === box) { noteSent(box.value); commit(box); }
     }, 600);
   }, true);
+  let shown = "";
   setInterval(() => {  // a draft the database does not hold yet goes (back) to the server
     const s = state(), box = noteBox();
+    if (s && s.dataset.item && `${s.dataset.user}:${s.dataset.item}` !== shown) {
+      shown = `${s.dataset.user}:${s.dataset.item}`;  // where a new tab starts (ui.last_item)
+      doc.cookie = `nlce_item=${shown}; path=/; max-age=43200; SameSite=Strict`
+        + (location.protocol === "https:" ? "; Secure" : "");
+    }
     if (!s || !box || running() || box.disabled) return;
     const key = draftKey(s), kept = readDraft(key);
     if (!kept || typeof kept.text !== "string") return;

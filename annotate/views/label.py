@@ -189,7 +189,7 @@ def _step_within(allowed: list[int], current: int | None, delta: int) -> int | N
     return earlier[-1] if earlier else (current if current in allowed else allowed[0])
 
 
-def _choose_current(state: service.QueueState) -> int | None:
+def _choose_current(state: service.QueueState, user_id: int) -> int | None:
     nav = S.pop("lbl_nav", None)
     queue = state.entries
     current = state.index_of(S.get("lbl_gid"))
@@ -198,6 +198,8 @@ def _choose_current(state: service.QueueState) -> int | None:
             current = state.index_of(int(st.query_params.get("item", "")))
         except ValueError:
             current = None
+    if current is None:  # a new tab: the item this browser showed last
+        current = state.index_of(ui.last_item(user_id))
     wanted = S.get(FILTER_KEY, "all")
     found, model, language = S.get("lbl_found"), S.get("lbl_model"), S.get("lbl_language")
     allowed = [i for i, e in enumerate(queue) if (wanted == "all" or e.state == wanted)
@@ -387,7 +389,7 @@ def page() -> None:
     if not queue:
         st.info(t("label.no_items"))
         return
-    index = _choose_current(state)
+    index = _choose_current(state, user.id)
     gid = queue[index].generation_id
     try:
         with ui.db() as session:

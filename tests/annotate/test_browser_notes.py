@@ -160,3 +160,26 @@ def test_a_paste_past_the_notes_limit_is_cut_to_fit_and_said(app_db, launch_app,
     time.sleep(2.0)  # a pause: the page stores the note
     assert first_label(app_db, "bas").note == wanted
     assert len(page.locator(".st-key-lbl_note_ textarea").input_value()) == limit
+
+
+def test_a_new_tab_after_closing_one_mid_note_opens_the_same_item(app_db, launch_app, chromium):
+    """On the third item, a note half typed, the tab closed; a new tab of the same browser
+    (the plain address, no ?item=) opens the third item again, where the note is stored."""
+    from playwright.sync_api import expect
+
+    server = launch_app(app_db).url
+    context = chromium.new_context()  # one browser profile: cookies and storage stay
+    page = signed_in_page(context, server)
+    for n in (2, 3):
+        page.keyboard.press("n")
+        expect(page.get_by_text(f"Item {n} of 6")).to_be_visible(timeout=20000)
+        _settled(page)
+    page.keyboard.press("m")
+    page.keyboard.type("half a thought on the third", delay=TYPING_MS)
+    page.close()
+    again = context.new_page()
+    again.set_viewport_size({"width": 1440, "height": 900})
+    again.goto(server)
+    expect(again.get_by_text("Item 3 of 6")).to_be_visible(timeout=30000)
+    wait_for(lambda: [label.note for label in _labels(app_db)] == [
+        "", "", "half a thought on the third", "", "", ""], what="the note on item 3")
