@@ -55,6 +55,30 @@ def test_gold_labels_keep_their_history(app_db, ids):
     assert (gold["accuracy"], gold["codes"]) == ("incorrect", ("LG-GR1", "SE-HA2"))
 
 
+def test_a_gold_label_without_an_accuracy_is_refused_in_the_leads_words(app_db, ids):
+    """Two raters who disagree: the form starts with no accuracy; Store says to choose one
+    (it spoke of "a 'done' annotation"), and so does the service."""
+    import pytest
+
+    from annotate import i18n
+
+    with Session(get_engine(app_db)) as session:
+        gid = service.queue_for(session, ids["bas"])[0].generation_id
+        _label(session, gid, ids["anna"], "correct")
+        _label(session, gid, ids["bas"], "incorrect")
+        session.commit()
+        with pytest.raises(service.LabelError, match="a gold label needs an accuracy"):
+            service.adjudicate(session, generation_id=gid, adjudicator_id=ids["lead"],
+                               accuracy="", codes=[])
+    at = _signed_in("lead")
+    at.switch_page("views/adjudicate.py").run()
+    at.button[0].click().run()  # the form's Store, no accuracy chosen
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [i18n.text("adj.choose_accuracy", "en")]
+    with Session(get_engine(app_db)) as session:
+        assert service.gold_labels(session, acting=ids["lead"]) == {}
+
+
 def _human(annotator, accuracy, codes=()):
     return service.HumanLabel(1, "nl", "m", annotator, accuracy, tuple(codes))
 
