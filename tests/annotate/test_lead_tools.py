@@ -1,6 +1,7 @@
 """The lead's tools: re-activating an account, gold label history and the majority starting
-point of adjudication, imported expert labels kept apart from the team's raters, and the Team
-page's median time per annotator and language."""
+point of adjudication (and a gold label without an accuracy refused in the lead's words),
+imported expert labels kept apart from the team's raters, the Team page's median time per
+annotator and language, and a review reason that stays with its label."""
 from __future__ import annotations
 
 from sqlmodel import Session
@@ -77,6 +78,25 @@ def test_a_gold_label_without_an_accuracy_is_refused_in_the_leads_words(app_db, 
     assert [e.value for e in at.error] == [i18n.text("adj.choose_accuracy", "en")]
     with Session(get_engine(app_db)) as session:
         assert service.gold_labels(session, acting=ids["lead"]) == {}
+
+
+def test_a_reject_reason_is_not_carried_over_to_the_next_label(app_db, ids):
+    from annotate import i18n
+
+    with Session(get_engine(app_db)) as session:
+        for entry in service.queue_for(session, ids["bas"])[:2]:
+            _label(session, entry.generation_id, ids["bas"], "correct")
+        session.commit()
+    at = _signed_in("lead")
+    at.switch_page("views/review.py").run()
+    reason = lambda: next(x for x in at.text_input  # noqa: E731
+                          if x.label == i18n.text("review.reason", "en"))
+    first = at.selectbox(key="review_item").value
+    reason().input("Look at the context again").run()
+    next(b for b in at.button if b.label == i18n.text("review.reject", "en")).click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="review_item").value != first  # the next label
+    assert reason().value == ""
 
 
 def _human(annotator, accuracy, codes=()):
