@@ -104,6 +104,8 @@ def on_filter(key: str) -> None:
 def on_search() -> None:
     """The search box: items whose id is the text, or whose comments or path contain it."""
     text = (S.get("lbl_search") or "").strip()
+    if len(text) > service.MAX_SEARCH_CHARS:  # (the service cuts it there)
+        ui.flash("warning", t("search.cut", limit=service.MAX_SEARCH_CHARS))
     user = ui.current_user()
     if not text or user is None:
         S.pop("lbl_found", None)
