@@ -3,6 +3,7 @@ under "lbl_*" keys (the database is the truth), and saving a label, kept and ret
 database is out (`annotate.outage`). The page itself is `annotate/views/label.py`."""
 from __future__ import annotations
 
+import threading
 import time
 
 import streamlit as st
@@ -51,12 +52,29 @@ def _queue(user) -> service.QueueState:
     return queue
 
 
+_LOCKS = threading.Lock()
+
+
+def _save_lock() -> threading.Lock:
+    """This browser tab's one-save-at-a-time lock. A key or click that comes while the page
+    runs starts a new run at once, in a new thread (Streamlit's fast reruns), while the old run
+    may still be storing a label: without the lock both saves start from the same revision and
+    the tab refuses its own second save as "changed in another tab or session" (issue 34)."""
+    with _LOCKS:
+        return S.setdefault("lbl_save_lock", threading.Lock())
+
+
 def _save(status: str | None = None) -> bool:
     """Write the current label (accuracy, codes, note, time) now; True when stored."""
     item = _item()
     user = ui.current_user()
     if item["gid"] is None or user is None:
         return False
+    with _save_lock():
+        return _save_now(item, user, status)
+
+
+def _save_now(item: dict, user, status: str | None) -> bool:
     status = status or service.status_after_change(item.get("status"), item.get("accuracy"))
     codes, note = _codes_from_widgets(), _note_from_widget()
     seconds = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
@@ -65,6 +83,10 @@ def _save(status: str | None = None) -> bool:
                  expected_revision=item.get("revision"))
     try:
         saved = _store(label)
+        # At once: the next access to st.session_state stops this run if a newer one has
+        # started (see _save_lock), and that one must find the revision stored here. `item` is
+        # a plain dict: writing it never stops the run.
+        item.update(revision=saved.revision, status=saved.status, note=note)
     except (service.ItemGoneError, service.NotAssignedError) as error:
         ui.flash("warning", _item_error(error, item["gid"]))
         S.pop("lbl_gid", None)
@@ -84,7 +106,6 @@ def _save(status: str | None = None) -> bool:
         outage.keep(label)  # stored by _flush_pending once the database is back
         return False
     outage.forget()  # a newer label was stored: an older kept one must not follow it
-    item.update(revision=saved.revision, status=saved.status, note=note)
     if "lbl_queue" in S:
         S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
     S["lbl_saved_at"] = time.strftime("%H:%M:%S")
@@ -111,13 +132,24 @@ def _item_error(error: Exception, gid: int) -> str:
 def _flush_pending() -> bool:
     """Store the label kept during a database outage; False while the database is still out
     (the page then shows only the outage line and retries)."""
+    with _save_lock():
+        return _flush_now()
+
+
+def _flush_now() -> bool:
     label = outage.pending()
     if label is None:
         return True
+    if not label:  # stored by a run that stopped before it could forget it (see _save)
+        outage.forget()
+        _reload_item()
+        return True
     if not outage.retry_due():
         return False
+    gid = label["generation_id"]
     try:
         _store(label)
+        label.clear()  # stored (a plain dict: this holds even if the run stops next, see _save)
     except Exception as error:
         if outage.is_database_unavailable(error):
             return False
@@ -125,13 +157,13 @@ def _flush_pending() -> bool:
         if isinstance(error, service.StaleAnnotationError):
             _say_stale(label)
         elif isinstance(error, (service.ItemGoneError, service.NotAssignedError)):
-            ui.flash("warning", _item_error(error, label["generation_id"]))
+            ui.flash("warning", _item_error(error, gid))
         elif isinstance(error, service.LabelError):
             ui.flash("warning", str(error))
         else:
             raise
     else:
         outage.forget()
-        ui.flash("success", t("msg.db_back", gid=label["generation_id"]))
+        ui.flash("success", t("msg.db_back", gid=gid))
     _reload_item()  # show what is stored now
     return True

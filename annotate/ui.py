@@ -3,6 +3,7 @@ cookie or OIDC; the cookie holds a server-side session's token), the lead check,
 message, user text shown as typed, and the page CSS."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -22,6 +23,7 @@ USER_KEY = "nlce_user"
 TOKEN_KEY = "nlce_session_token"  # this tab's server-side session (see service.signin)
 CHECKED_KEY = "nlce_user_checked"
 COOKIE_NAME = "nlce_session"
+COOKIE_SLOT = "nlce_cookie"  # the container the cookie's script is drawn in (hidden)
 RECHECK_S = 30.0
 FLASH_KEY = "nlce_flash"
 
@@ -46,6 +48,12 @@ PAGE_CSS = """
 /* colours as light-dark() pairs: the theme's colour scheme picks one (see render.code_css) */
 .nlce-cat { font-size: 0.78rem; font-weight: 600; color: light-dark(#4a4a4a, #c9d1d9);
   margin: 0.1rem 0 -0.2rem 0; }
+div:has(> .st-key-nlce_cookie) { display: none; }  /* the cookie's script, no space */
+/* keyboard.js's notices (a paste cut to the note's limit), over the page like a toast */
+.nlce-notice { position: fixed; right: 1.5rem; bottom: 1.5rem; z-index: 1000000;
+  max-width: 30rem; padding: 0.7rem 1rem; border-radius: 0.5rem; font-size: 0.9rem;
+  color: light-dark(#31333f, #fafafa); background: light-dark(#fff6d5, #3d3408);
+  box-shadow: 0 2px 12px rgba(0, 0, 0, 0.25); }
 .nlce-head { font-size: 0.9rem; color: inherit; }
 .nlce-keys { font-size: 0.78rem; color: light-dark(#595959, #b1bac4); }
 .nlce-keys kbd { border: 1px solid light-dark(#bbbbbb, #59636e); border-radius: 3px;
@@ -90,9 +98,15 @@ def note_hash(text: str) -> str:
 
 
 def note_state(user_id: int, generation_id: int, stored_note: str) -> None:
-    """Which note the database holds for this item (read by keyboard.js, shown as nothing)."""
+    """Which note the database holds for this item, and the note's limit with what to say when
+    a paste or a key would pass it (read by keyboard.js, shown as nothing)."""
+    limit = service.max_note_chars()
+    say = {"cut": t("note.cut", limit=limit, dropped="{dropped}"),
+           "full": t("note.full", limit=limit)}
     st.html(f'<div class="nlce-note-state" data-user="{int(user_id)}" '
-            f'data-item="{int(generation_id)}" data-stored="{note_hash(stored_note)}"></div>')
+            f'data-item="{int(generation_id)}" data-stored="{note_hash(stored_note)}" '
+            f'data-max="{limit}" data-cut="{html.escape(say["cut"])}" '
+            f'data-full="{html.escape(say["full"])}"></div>')
 
 
 def inject_css() -> None:
@@ -172,10 +186,15 @@ def sign_out() -> None:
 
 
 def write_pending_cookie() -> None:
-    """Set (or clear) the session cookie after sign-in or sign-out; a script runs in the page."""
-    if "nlce_set_cookie" in st.session_state:
-        token = st.session_state.pop("nlce_set_cookie")
-        _set_cookie(token, int(service.SESSION_LIFETIME.total_seconds()) if token else 0)
+    """Set (or clear) the session cookie after sign-in or sign-out; a script runs in the page.
+    Its (hidden) container is drawn on every run, empty when there is nothing to set: an
+    element at the top of the page that came and went would shift every element under it, and
+    the browser would remount them, the note field included, taking the focus from whoever is
+    typing there (issue 34: the first pause in typing on the first item after signing in)."""
+    with st.container(key=COOKIE_SLOT):
+        if "nlce_set_cookie" in st.session_state:
+            token = st.session_state.pop("nlce_set_cookie")
+            _set_cookie(token, int(service.SESSION_LIFETIME.total_seconds()) if token else 0)
 
 
 def current_user() -> service.AnnotatorInfo | None:
@@ -250,12 +269,21 @@ def client_id() -> str | None:
     return None
 
 
-def _cookie() -> str | None:
+def _cookie(name: str = COOKIE_NAME) -> str | None:
     try:
-        value = st.context.cookies.get(COOKIE_NAME)
+        value = st.context.cookies.get(name)
     except Exception:  # AppTest and bare runs have no request cookies
         return None
     return value if isinstance(value, str) and value else None
+
+
+ITEM_COOKIE = "nlce_item"  # "<account id>:<item id>", set by keyboard.js when an item shows
+
+
+def last_item(user_id: int) -> int | None:
+    """The item this browser showed `user_id` last (any tab): where a new tab starts."""
+    user, _, item = (_cookie(ITEM_COOKIE) or "").partition(":")
+    return int(item) if user == str(user_id) and item.isdigit() else None
 
 
 def require_lead() -> service.AnnotatorInfo:

@@ -362,17 +362,23 @@ def gold_label_codes(session: Session, gold_label_id: int) -> tuple[str, ...]:
 
 
 def active_annotators(session: Session, *, within_minutes: float = 15) -> int:
-    """How many annotators saved a label or signed in during the last `within_minutes` (the
-    import CLI warns then: on SQLite their saves wait while an import holds the write lock)."""
+    """How many annotators use the labelling app now: signed in (a session neither revoked nor
+    expired) and signed in or saved a label during the last `within_minutes` (the import CLI
+    warns then: on SQLite their saves wait while an import holds the write lock). Labels that
+    an import or the demo wrote just now are nobody labelling: sessions only come from
+    signing in to the app (no import or demo makes one)."""
     from datetime import datetime, timedelta, timezone
 
     from sqlalchemy import func, union
 
     from db.models import AnnotationEvent, AnnotatorSession
 
-    since = datetime.now(timezone.utc) - timedelta(minutes=within_minutes)
+    now = datetime.now(timezone.utc)
+    since = now - timedelta(minutes=within_minutes)
+    live = (select(AnnotatorSession.annotator_id)
+            .where(AnnotatorSession.revoked_at.is_(None), AnnotatorSession.expires_at > now))
     recent = union(
-        select(AnnotationEvent.annotator_id).where(AnnotationEvent.created_at >= since),
-        select(AnnotatorSession.annotator_id).where(AnnotatorSession.created_at >= since,
-                                                    AnnotatorSession.revoked_at.is_(None)))
+        select(AnnotationEvent.annotator_id).where(AnnotationEvent.created_at >= since,
+                                                   AnnotationEvent.annotator_id.in_(live)),
+        live.where(AnnotatorSession.created_at >= since))
     return int(session.execute(select(func.count()).select_from(recent.subquery())).scalar_one())

@@ -2,12 +2,19 @@
 // Streamlit's shortcuts stay silent while focus is in a field, a checkbox included; this keeps
 // them working and routes keys typed for the code picker to it, whatever the page is doing:
 // - `C` opens the code picker, `M` the note, Esc leaves any field;
+// - a key typed for the note goes to the note: from M, a click or a key in it until Esc, Tab
+//   or a click elsewhere, also when a rerun redrew the field and took its focus (never to a
+//   shortcut; the redrawn field gets back what this browser kept of the note);
 // - a key pressed on a checkbox or radio (after a mouse click) goes to the shortcuts;
-// - after Enter in the picker the page reruns: keys typed meanwhile wait, then go to the picker
-//   (never to a shortcut or another control); an empty query does nothing;
+// - one action at a time: after a shortcut key, a click on a code or a button, or Enter in the
+//   picker the page runs; keys and such clicks that come meanwhile wait for that run to end,
+//   then go on in order, keys typed for the picker to the picker (never to a shortcut or
+//   another control; an empty query does nothing); a held click is dropped if the item
+//   changed meanwhile (it was meant for the one on screen);
 // - every change to the note is kept in this browser (localStorage) until the page says the
-//   database holds it (`.nlce-note-state`): a reload, a server restart or a closed tab loses
-//   nothing, and closing the tab with text not stored yet asks first.
+//   database holds it (`.nlce-note-state`): a reload, a server restart (keys typed while the
+//   server is away go into the greyed-out field) or a closed tab loses nothing, and closing
+//   the tab with text not stored yet asks first.
 (() => {
   if (window.nlceKeyboard) return;
   window.nlceKeyboard = true;
@@ -24,15 +31,63 @@
     Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), "value").set.call(el, value);
     el.dispatchEvent(new Event("input", { bubbles: true }));
   };
-  const shortcut = (e) => doc.body.dispatchEvent(new KeyboardEvent("keydown", {
-    key: e.key, code: e.code, keyCode: e.keyCode, which: e.which, bubbles: true,
-    cancelable: true }));
+  const itemShown = () => (doc.querySelector(".nlce-note-state") || { dataset: {} }).dataset.item;
+  const isShortcut = (e) => e.key.length === 1 && ((doc.querySelector(".nlce-keys")
+    || { dataset: {} }).dataset.shortcuts || "").includes(e.key.toUpperCase());
+
+  // ------------------------------------------------------------------ one action at a time
+  // Streamlit starts a new run for each key or click at once and stops the one before, which
+  // may then never do what its key asked (3, a click on a code and S within 0.1 s lost the 3,
+  // or two saves raced: issue 34). So a run in flight holds what comes next in `held`.
+  let waitSince = 0;  // a run asked for by this page is in flight
+  let sawRun = false;
+  const held = [];
+  const takeOff = () => { waitSince = Date.now(); sawRun = false; };
+  new MutationObserver((changes) => {  // also a run too short for the 40 ms poll below
+    if (changes.some((c) => c.oldValue === "running" || c.target.dataset.testScriptState
+      === "running")) sawRun = true;
+  }).observe(doc.body, { subtree: true, attributes: true, attributeOldValue: true,
+    attributeFilter: ["data-test-script-state"] });
+  const shortcut = (e) => {
+    if (isShortcut(e)) takeOff();
+    doc.body.dispatchEvent(new KeyboardEvent("keydown", { key: e.key, code: e.code,
+      keyCode: e.keyCode, which: e.which, bubbles: true, cancelable: true }));
+  };
+  const control = (t) => {  // a checkbox (a code) or a button of the label page, or null
+    const c = t && t.closest && t.closest('[class*="st-key-lbl_"]');
+    if (!c || isText(t)) return null;
+    const button = t.closest("button");  // in a checkbox's label: its help icon
+    if (c.querySelector('[data-testid="stCheckbox"]')) return !button && t.closest("label") && c;
+    return button && c;
+  };
+  const keyClass = (el) => [...el.classList].find((c) => c.startsWith("st-key-lbl_"));
+  let replaying = false;
+  let echo = { key: "", until: 0 };
+  doc.addEventListener("click", (e) => {
+    const c = !replaying && control(e.target);
+    if (!c) return;
+    const key = keyClass(c), swallow = () => { e.preventDefault(); e.stopImmediatePropagation(); };
+    if (!e.isTrusted) {  // a checkbox whose click was held clicks itself again a moment later
+      if (key === echo.key && Date.now() < echo.until) swallow();
+      return;
+    }
+    if (!waitSince) { setTimeout(takeOff, 0); return; }  // (the label's click reaches its box)
+    swallow();
+    held.push({ click: key, item: itemShown() });
+    echo = { key, until: Date.now() + 1000 };
+  }, true);
+  const replayClick = (h) => {
+    const c = doc.querySelector("." + CSS.escape(h.click));
+    const target = c && c.querySelector('input[type="checkbox"], button');
+    if (!target || h.item !== itemShown()) return;
+    takeOff();
+    replaying = true;
+    target.click();
+    replaying = false;
+  };
 
   // ------------------------------------------------------------------ the code picker
   let picking = false;  // the picker has the keys (from C or a click in it until Esc)
-  let waitSince = 0;  // an Enter's rerun is in flight: keys wait in `held`
-  let sawRun = false;
-  const held = [];
   const toPicker = (e) => {  // one key for the picker, whatever has focus now
     const box = picker();
     if (!box) { picking = false; return false; }
@@ -45,14 +100,15 @@
   };
   const submit = (box) => {
     if (!box.value.trim()) { setValue(box, ""); return; }  // no "select all" from the keys
-    waitSince = Date.now();
-    sawRun = false;
+    takeOff();
     box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter",
       keyCode: 13, which: 13, bubbles: true, cancelable: true }));
   };
-  const apply = (e) => {  // a held key, applied as it would have been had it not waited
+  const apply = (e) => {  // a held key or click, applied as if it had not waited
+    if (e.click) { replayClick(e); return; }
     const t = doc.activeElement;
     if (picking) { toPicker(e); return; }
+    if (noting && !isText(t)) { toNote(e); return; }
     if (isText(t)) {
       if (e.key === "Escape") t.blur();
       else if (e.key === "Backspace") setValue(t, t.value.slice(0, -1));
@@ -61,11 +117,11 @@
     }
     const key = e.key.toLowerCase();
     if (key === "c" && picker()) { picking = true; picker().focus(); }
-    else if (key === "m" && noteBox()) noteBox().focus();
+    else if (key === "m" && noteBox()) { noting = true; noteBox().focus(); }
     else if (e.key.length === 1) shortcut(e);
   };
   let endedAt = 0;
-  setInterval(() => {  // an Enter's rerun is over: the keys typed meanwhile go on
+  setInterval(() => {  // the run is over: what came meanwhile goes on
     if (!waitSince) return;
     if (running()) { sawRun = true; endedAt = 0; return; }
     const now = Date.now();
@@ -84,8 +140,14 @@
     if (e.ctrlKey || e.metaKey || e.altKey || !e.isTrusted) return;
     const t = e.target;
     const stop = () => { e.preventDefault(); e.stopImmediatePropagation(); };
-    if (waitSince) { held.push({ key: e.key, code: e.code, keyCode: e.keyCode,
-      which: e.which }); stop(); return; }
+    if (waitSince && !(t === noteBox() && !held.length)) {  // (typing in the note goes on)
+      held.push({ key: e.key, code: e.code, keyCode: e.keyCode, which: e.which });
+      stop();
+      return;
+    }
+    if (e.key === "Escape" || (e.key === "Tab" && t === noteBox())) noting = false;
+    else if (t === noteBox()) { noting = true; picking = false; }
+    else if (noting && !isText(t)) { stop(); toNote(e); return; }  // the field was redrawn
     if (t === picker()) {
       picking = true;
       if (e.key === "Enter" || e.key === "Escape") { stop(); toPicker(e); }
@@ -102,9 +164,14 @@
     if (isText(t)) return;
     const key = e.key.toLowerCase();
     if (key === "c" && picker()) { stop(); picking = true; picker().focus(); }
-    else if (key === "m" && noteBox()) { stop(); noteBox().focus(); }
+    else if (key === "m" && noteBox()) { stop(); noting = true; noteBox().focus(); }
+    else if (isShortcut(e)) takeOff();  // on its way to Streamlit's shortcut
   }, true);
-  doc.addEventListener("mousedown", (e) => { if (e.target !== picker()) picking = false; }, true);
+  doc.addEventListener("pointerdown", (e) => {  // (a greyed-out field gets no mousedown)
+    if (e.target !== picker()) picking = false;
+    // a click that closes Streamlit's "connection error" box is no move away from the note
+    if (!e.target.closest('[data-testid="stDialog"]')) noting = e.target === noteBox();
+  }, true);
   doc.addEventListener("change", (e) => {
     if (isChoice(e.target)) setTimeout(() => e.target.blur(), 0);
   }, true);
@@ -149,11 +216,42 @@
     draft.sent = [...(draft.sent || []), hash(text)].slice(-20);
     localStorage.setItem(draftKey(s), JSON.stringify(draft));
   };
+  // The note's limit (`.nlce-note-state` data-max): Streamlit ignores a change that passes it
+  // whole, a paste included; a paste is cut to fit instead, and either is said.
+  const noteMax = () => Number((state() || { dataset: {} }).dataset.max) || Infinity;
+  let noticeTimer = null;
+  const notice = (text) => {  // a message over the page, like Streamlit's toasts
+    let box = doc.querySelector(".nlce-notice");
+    if (!box) {
+      box = doc.createElement("div");
+      box.className = "nlce-notice";
+      box.setAttribute("role", "status");
+      doc.body.appendChild(box);
+    }
+    box.textContent = text;
+    box.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => { box.hidden = true; }, 10000);
+  };
+  doc.addEventListener("paste", (e) => {
+    const box = noteBox(), s = state();
+    if (e.target !== box || !s || !e.clipboardData) return;
+    const text = e.clipboardData.getData("text/plain").replace(/\r\n?/g, "\n");
+    const a = box.selectionStart, b = box.selectionEnd;
+    let room = Math.max(noteMax() - (box.value.length - (b - a)), 0);
+    if (text.length <= room) return;
+    e.preventDefault();
+    if (room > 0 && /[\uD800-\uDBFF]/.test(text[room - 1])) room -= 1;  // whole characters
+    setValue(box, box.value.slice(0, a) + text.slice(0, room) + box.value.slice(b));
+    box.setSelectionRange(a + room, a + room);
+    notice(s.dataset.cut.replace("{dropped}", String(text.length - room)));
+  }, true);
   let pause = null;
   let pushing = false;
   doc.addEventListener("input", (e) => {
     const box = e.target, s = state();
     if (box !== noteBox() || !s || pushing) return;
+    if (box.value.length > noteMax()) { notice(s.dataset.full); return; }  // Streamlit drops it
     const before = readDraft(draftKey(s));
     localStorage.setItem(draftKey(s), JSON.stringify({ text: box.value,
       base: before ? before.base : s.dataset.stored, sent: before ? before.sent : [],
@@ -165,8 +263,14 @@
       if (doc.activeElement === box) { noteSent(box.value); commit(box); }
     }, 600);
   }, true);
+  let shown = "";
   setInterval(() => {  // a draft the database does not hold yet goes (back) to the server
     const s = state(), box = noteBox();
+    if (s && s.dataset.item && `${s.dataset.user}:${s.dataset.item}` !== shown) {
+      shown = `${s.dataset.user}:${s.dataset.item}`;  // where a new tab starts (ui.last_item)
+      doc.cookie = `nlce_item=${shown}; path=/; max-age=43200; SameSite=Strict`
+        + (location.protocol === "https:" ? "; Secure" : "");
+    }
     if (!s || !box || running() || box.disabled) return;
     const key = draftKey(s), kept = readDraft(key);
     if (!kept || typeof kept.text !== "string") return;
@@ -195,6 +299,33 @@
     pushing = false;
     commit(box);
   }, 300);
+  // Keys for the note that reached the page: the field was redrawn (remounted) under the
+  // typist and lost its focus. They go on in the note, where the caret was, after what this
+  // browser kept of it (the new field shows what the server had, maybe less).
+  let noting = false;
+  let caret = [0, 0];
+  for (const kind of ["keyup", "mouseup", "input"]) {
+    doc.addEventListener(kind, (e) => {
+      if (e.target === noteBox()) caret = [e.target.selectionStart, e.target.selectionEnd];
+    }, true);
+  }
+  const toNote = (e) => {
+    const box = noteBox(), s = state();
+    if (!box) { noting = false; return; }
+    box.focus();
+    const kept = s && readDraft(draftKey(s));
+    if (kept && typeof kept.text === "string" && kept.text !== box.value
+        && mine(kept, s.dataset.stored)) setValue(box, kept.text);
+    const text = box.value;
+    let [a, b] = caret.map((i) => Math.min(i, text.length));
+    let put = e.key === "Enter" ? "\n" : e.key.length === 1 ? e.key : "";
+    if (e.key === "Backspace" && a === b && a > 0) a -= 1;
+    else if (!put) { box.setSelectionRange(a, b); return; }  // an arrow, Shift, ...
+    if (text.length - (b - a) + put.length > noteMax()) { put = ""; notice(s.dataset.full); }
+    setValue(box, text.slice(0, a) + put + text.slice(b));
+    box.setSelectionRange(a + put.length, a + put.length);
+    caret = [a + put.length, a + put.length];
+  };
   const leave = () => {
     const box = noteBox();
     if (box && unsent()) { noteSent(box.value); box.blur(); }

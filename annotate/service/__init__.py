@@ -70,6 +70,7 @@ from annotate.service.labelling import (
                                        visit_seconds,
 )
 from annotate.service.queue import (
+                                       MAX_SEARCH_CHARS,
                                        Progress,
                                        QueueEntry,
                                        QueueState,
@@ -138,7 +139,7 @@ __all__ = [
     "visit_seconds",
     "Progress", "QueueEntry", "QueueState", "first_open", "index_of", "median_done_seconds",
     "next_open", "progress_of",
-    "queue_for", "search_queue", "step",
+    "queue_for", "search_queue", "step", "MAX_SEARCH_CHARS",
     "Disagreement", "HumanLabel", "LanguageAgreement", "ResolvedLabel", "accept_label",
     "accuracy_matrix", "reject_label",
     "adjudicate", "agreement_by_language", "comment_pair", "find_disagreements",

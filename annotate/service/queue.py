@@ -118,10 +118,14 @@ def next_open(queue: Sequence[QueueEntry], current: int | None) -> int | None:
     return None
 
 
+MAX_SEARCH_CHARS = 500  # what a search looks for at most (SQLite refuses a LIKE pattern of 50 KB)
+
+
 def search_queue(session: Session, annotator_id: int, text: str) -> set[int]:
     """The annotator's assigned items whose id is `text` (with or without '#'), or whose
-    original or predicted comment, file path or pairs item id contains it (any case)."""
-    text = (text or "").strip()
+    original or predicted comment, file path or pairs item id contains it (any case); a text
+    longer than MAX_SEARCH_CHARS is cut there (the page says so)."""
+    text = (text or "").strip()[:MAX_SEARCH_CHARS]
     if not text:
         return set()
     if text.lstrip("#").isdigit():

@@ -195,7 +195,10 @@ def adjudicate(session: Session, *, generation_id: int, adjudicator_id: int, acc
     """Store the gold label for an item (the annotators' own labels stay untouched)."""
     _require_generation(session, generation_id)
     require_role(session, adjudicator_id, "adjudicate")
-    label = validate_label(accuracy or None, codes, note=note)
+    if not accuracy:  # (check_label would speak of a 'done' annotation)
+        raise LabelError("Not saved: a gold label needs an accuracy (correct, partial or "
+                         "incorrect)")
+    label = validate_label(accuracy, codes, note=note)
     try:
         save_gold_label(session, generation_id=generation_id, adjudicator_id=adjudicator_id,
                         accuracy=label.accuracy, codes=sorted(label.codes), note=label.note)

@@ -62,23 +62,27 @@ accuracy_names = {a: taxonomy.accuracy_text(a, lang)[0] for a in ("correct", "pa
                                                                    "incorrect")}
 with st.form(f"gold_{choice.generation_id}"):
     accuracy = st.segmented_control(t("adj.gold_accuracy"), list(accuracy_names),
-                                    default=start.get("accuracy"), format_func=accuracy_names.get)
+                                    default=start.get("accuracy"), format_func=accuracy_names.get,
+                                    required=True)  # a click on the chosen one keeps it
     code_names = {c: f"{c} {taxonomy.code(c).text('name', lang)}" for c in codes}
     gold_codes = st.multiselect(t("adj.gold_codes"), codes, default=list(start.get("codes", ())),
                                 format_func=code_names.get)
     note = st.text_input(t("adj.note"), value=start.get("note", ""))
-    if st.form_submit_button(t("adj.store"), type="primary"):
-        try:
-            with ui.db() as session:
-                service.adjudicate(session, generation_id=choice.generation_id,
-                                   adjudicator_id=lead.id, accuracy=accuracy or "",
-                                   codes=gold_codes, note=note)
-        except service.AnnotateError as error:
-            st.error(ui.plain(error))
-        else:
-            kept.add(choice.generation_id)
-            ui.flash("success", t("adj.stored", gid=choice.generation_id))
-            st.rerun()
+    stored = st.form_submit_button(t("adj.store"), type="primary")
+if stored and accuracy is None:  # nothing chosen (there was no majority to start from)
+    st.error(t("adj.choose_accuracy"))
+elif stored:
+    try:
+        with ui.db() as session:
+            service.adjudicate(session, generation_id=choice.generation_id,
+                               adjudicator_id=lead.id, accuracy=accuracy, codes=gold_codes,
+                               note=note)
+    except service.AnnotateError as error:
+        st.error(ui.plain(error))
+    else:
+        kept.add(choice.generation_id)
+        ui.flash("success", t("adj.stored", gid=choice.generation_id))
+        st.rerun()
 if history:
     with st.expander(t("adj.history", gid=choice.generation_id, count=len(history))):
         st.dataframe(history, hide_index=True, key="adj_history")

@@ -104,6 +104,8 @@ def on_filter(key: str) -> None:
 def on_search() -> None:
     """The search box: items whose id is the text, or whose comments or path contain it."""
     text = (S.get("lbl_search") or "").strip()
+    if len(text) > service.MAX_SEARCH_CHARS:  # (the service cuts it there)
+        ui.flash("warning", t("search.cut", limit=service.MAX_SEARCH_CHARS))
     user = ui.current_user()
     if not text or user is None:
         S.pop("lbl_found", None)
@@ -189,7 +191,7 @@ def _step_within(allowed: list[int], current: int | None, delta: int) -> int | N
     return earlier[-1] if earlier else (current if current in allowed else allowed[0])
 
 
-def _choose_current(state: service.QueueState) -> int | None:
+def _choose_current(state: service.QueueState, user_id: int) -> int | None:
     nav = S.pop("lbl_nav", None)
     queue = state.entries
     current = state.index_of(S.get("lbl_gid"))
@@ -198,6 +200,8 @@ def _choose_current(state: service.QueueState) -> int | None:
             current = state.index_of(int(st.query_params.get("item", "")))
         except ValueError:
             current = None
+    if current is None:  # a new tab: the item this browser showed last
+        current = state.index_of(ui.last_item(user_id))
     wanted = S.get(FILTER_KEY, "all")
     found, model, language = S.get("lbl_found"), S.get("lbl_model"), S.get("lbl_language")
     allowed = [i for i, e in enumerate(queue) if (wanted == "all" or e.state == wanted)
@@ -358,7 +362,8 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
     keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(t('keys.' + what))}"
                       for key, what in KEYS_LINE)
-    st.html(f'<div class="nlce-keys">{html.escape(t("keys.title"))}: {keys}. '
+    st.html(f'<div class="nlce-keys" data-shortcuts="{"".join(SHORTCUTS.values())}">'
+            f'{html.escape(t("keys.title"))}: {keys}. '
             f'{html.escape(t("keys.tail"))}</div>')
     ui.keyboard_helper()
 
@@ -386,7 +391,7 @@ def page() -> None:
     if not queue:
         st.info(t("label.no_items"))
         return
-    index = _choose_current(state)
+    index = _choose_current(state, user.id)
     gid = queue[index].generation_id
     try:
         with ui.db() as session:

@@ -51,7 +51,8 @@ with st.container(border=True):
     if choice.note:
         st.text(choice.note)  # user text: shown as typed
 accept, reject = st.columns(2)
-reason = reject.text_input(t("review.reason"), key="review_reason")
+reason = reject.text_input(t("review.reason"),  # one per label: a reason never carries over
+                          key=f"review_reason_{choice.generation_id}_{choice.annotator}")
 if accept.button(t("review.accept"), type="primary", key="review_accept"):
     try:
         with ui.db() as session:

@@ -102,6 +102,7 @@ else:
                                         acting=lead.id)
             except service.AnnotateError as error:
                 st.error(ui.plain(error))
-            else:
-                st.success(t("flags.sent", username=ui.plain(flag["annotator"]),
-                             gid=flag["generation_id"]))
+            else:  # run again: the navigation's count of open flags is drawn first
+                ui.flash("success", t("flags.sent", username=flag["annotator"],
+                                      gid=flag["generation_id"]))
+                st.rerun()

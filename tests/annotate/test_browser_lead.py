@@ -185,6 +185,11 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
     server = launch_app(team["url"]).url
     page = _page(chromium, server, "lead")
     expect(page.get_by_text("Lead · 1 open flags")).to_be_visible(timeout=30000)
+    _open(page, server, "team", i18n.text("flags.header", "en"))  # the lead answers the flag:
+    page.get_by_label(i18n.text("flags.answer", "en")).fill("Yes, it counts.")
+    page.get_by_role("button", name=i18n.text("flags.send", "en")).click()
+    expect(page.get_by_text("Lead · 1 open flags")).to_be_hidden(timeout=30000)  # at once
+    expect(page.get_by_text("Lead", exact=True)).to_be_visible()
     _open(page, server, "review", "Review queue")
     first = team["items"][0]
     page.get_by_label("Text or #id").fill(f"#{first}")
@@ -224,3 +229,25 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
     annotator.get_by_label("Text or #id").fill(f"#{wanted}")
     annotator.keyboard.press("Enter")
     expect(annotator.get_by_text(f"· #{wanted} ·")).to_be_visible(timeout=30000)
+
+
+def test_a_click_on_the_chosen_gold_accuracy_keeps_it(team, launch_app, chromium):
+    """On Adjudicate, "Correct" clicked, then clicked again (a second look, a double click):
+    it stays chosen (a second click cleared it) and Store stores it."""
+    from playwright.sync_api import expect
+
+    server = launch_app(team["url"]).url
+    page = _page(chromium, server, "lead")
+    _open(page, server, "adjudicate", "2 items with disagreement")
+    first = team["items"][0]  # anna correct, bas incorrect: the form starts with no accuracy
+    form = page.locator('[data-testid="stForm"]')
+    correct = form.get_by_role("radio", name="Correct", exact=True)
+    correct.click()
+    expect(correct).to_have_attribute("aria-checked", "true")
+    correct.click()
+    time.sleep(0.5)  # what a second click would undo has happened by now
+    expect(correct).to_have_attribute("aria-checked", "true")
+    page.get_by_role("button", name="Store gold label").click()
+    gold = wait_for(lambda: _gold(team["url"], first), what="gold label stored")
+    assert gold[0].accuracy == "correct"
+    assert page.get_by_text("annotation needs").count() == 0

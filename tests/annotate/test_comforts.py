@@ -2,6 +2,8 @@
 version, the filter that reaches skipped and flagged items, the time line."""
 from __future__ import annotations
 
+import re
+
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
@@ -115,3 +117,19 @@ def test_the_lead_answers_a_flag_and_the_annotator_sees_the_answer(app_db, ids):
     again.selectbox(key="lbl_filter_en").set_value("flagged").run()
     shown = [e.value for e in again.text]
     assert "Only when the URL is made up: see ![x](http://h/x) MS-ME2." in shown
+
+
+def test_a_very_long_search_is_cut_with_a_message_not_an_error(app_db, ids):
+    """60,000 characters in the search box (a paste gone wrong): SQLite refuses a LIKE pattern
+    of 50 KB ("LIKE or GLOB pattern too complex") and the page showed Streamlit's error; the
+    search now looks for the first MAX_SEARCH_CHARS characters and says so."""
+    from annotate import i18n
+
+    with Session(get_engine(app_db)) as session:
+        assert service.search_queue(session, ids["bas"], "Controleert " * 5000) == set()
+    at = _signed_in("bas")
+    at.text_input(key="lbl_search").input("x" * 60_000).run()
+    assert not at.exception, at.exception
+    said = i18n.text("search.cut", "en", limit=service.MAX_SEARCH_CHARS)
+    assert said in [re.sub(r"\\(.)", r"\1", t.value) for t in at.toast]  # (ui.plain's escapes)
+    assert at.session_state["lbl_found"] == set()

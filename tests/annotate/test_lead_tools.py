@@ -1,6 +1,7 @@
 """The lead's tools: re-activating an account, gold label history and the majority starting
-point of adjudication, imported expert labels kept apart from the team's raters, and the Team
-page's median time per annotator and language."""
+point of adjudication (and a gold label without an accuracy refused in the lead's words),
+imported expert labels kept apart from the team's raters, the Team page's median time per
+annotator and language, and a review reason that stays with its label."""
 from __future__ import annotations
 
 from sqlmodel import Session
@@ -53,6 +54,49 @@ def test_gold_labels_keep_their_history(app_db, ids):
     assert [(h["accuracy"], h["codes"], h["note"], h["adjudicator"]) for h in history] == [
         ("incorrect", "LG-GR1 SE-HA2", "second", "lead"), ("partial", "LG-GR1", "first", "lead")]
     assert (gold["accuracy"], gold["codes"]) == ("incorrect", ("LG-GR1", "SE-HA2"))
+
+
+def test_a_gold_label_without_an_accuracy_is_refused_in_the_leads_words(app_db, ids):
+    """Two raters who disagree: the form starts with no accuracy; Store says to choose one
+    (it spoke of "a 'done' annotation"), and so does the service."""
+    import pytest
+
+    from annotate import i18n
+
+    with Session(get_engine(app_db)) as session:
+        gid = service.queue_for(session, ids["bas"])[0].generation_id
+        _label(session, gid, ids["anna"], "correct")
+        _label(session, gid, ids["bas"], "incorrect")
+        session.commit()
+        with pytest.raises(service.LabelError, match="a gold label needs an accuracy"):
+            service.adjudicate(session, generation_id=gid, adjudicator_id=ids["lead"],
+                               accuracy="", codes=[])
+    at = _signed_in("lead")
+    at.switch_page("views/adjudicate.py").run()
+    at.button[0].click().run()  # the form's Store, no accuracy chosen
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [i18n.text("adj.choose_accuracy", "en")]
+    with Session(get_engine(app_db)) as session:
+        assert service.gold_labels(session, acting=ids["lead"]) == {}
+
+
+def test_a_reject_reason_is_not_carried_over_to_the_next_label(app_db, ids):
+    from annotate import i18n
+
+    with Session(get_engine(app_db)) as session:
+        for entry in service.queue_for(session, ids["bas"])[:2]:
+            _label(session, entry.generation_id, ids["bas"], "correct")
+        session.commit()
+    at = _signed_in("lead")
+    at.switch_page("views/review.py").run()
+    reason = lambda: next(x for x in at.text_input  # noqa: E731
+                          if x.label == i18n.text("review.reason", "en"))
+    first = at.selectbox(key="review_item").value
+    reason().input("Look at the context again").run()
+    next(b for b in at.button if b.label == i18n.text("review.reject", "en")).click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="review_item").value != first  # the next label
+    assert reason().value == ""
 
 
 def _human(annotator, accuracy, codes=()):

@@ -107,6 +107,7 @@ def test_import_warns_when_annotators_are_active(app_db, tmp_path):
         bas = session.exec(select(m.Annotator.id).where(m.Annotator.username == "bas")
                            ).scalar_one()
         gid = service.queue_for(session, bas)[0].generation_id
+        service.start_session(session, bas)  # signed in to the app, as someone labelling is
         service.save_label(session, generation_id=gid, annotator_id=bas, accuracy="correct",
                            codes=[], note="", seconds_spent=3, status="done",
                            expected_revision=None)

@@ -182,3 +182,35 @@ def test_concurrent_writers(corpus):
         assert [e.revision for e in annotation_history(session, shared.id)] == [1, 2, 3, 4, 5, 6]
         won = get_annotation(session, first_wins, anna.id)
         assert won.revision == 1 and len(stale) == 5
+
+
+def test_an_import_warns_only_about_annotators_signed_in_to_the_app(tmp_path):
+    """An import into a copy of the demo warned about the demo's 3 annotators, "active in the
+    last 15 minutes" because the demo had just written their labels; so did a second import
+    about the first one's. Only someone signed in to the app who signed in or saved lately
+    counts."""
+    from annotate.service.signin import start_session
+    from testing.cli import run_in_process
+
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    assert run_in_process("db", "demo", "--db", url).returncode == 0
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("item_id\tlanguage\tmodel\treference\tprediction\n"
+                     "p-1\tnl\tsys-x\tTel op.\tSom.\n", encoding="utf-8")
+    imported = run_in_process("db", "import", "--db", url, "--format", "pairs", str(pairs),
+                              "--dataset", "mine")
+    assert imported.returncode == 0, imported.stderr
+    assert "warning" not in imported.stderr, imported.stderr
+    with session_scope(url) as session:  # bas signs in to the app and saves a label
+        bas = session.execute(select(m.Annotator).where(m.Annotator.username == "bas")
+                              ).scalar_one()
+        start_session(session, bas.id)
+        gid = session.execute(select(m.Assignment.generation_id).where(
+            m.Assignment.annotator_id == bas.id)).scalars().first()
+        save_annotation(session, generation_id=gid, annotator_id=bas.id, accuracy="correct",
+                        codes=[], note="", seconds_spent=1.0, status="done")
+    again = run_in_process("db", "import", "--db", url, "--format", "pairs", str(pairs),
+                           "--dataset", "mine")
+    assert "warning: 1 annotator(s) saved labels or signed in during the last 15 minutes" \
+        in again.stderr, again.stderr
+    get_engine(url).dispose()

@@ -1,0 +1,185 @@
+"""The note field in a real headless Chromium against a real server, typed as a person types
+(a key every ~60 ms, pauses of seconds): a key typed in the note never reaches a shortcut, on
+the first item after signing in as on any other, and what is typed while the server is away or
+pasted past the note's limit is kept or said, never dropped in silence."""
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+from browser_kit import first_label, signed_in_page, submit_sign_in, wait_for
+
+pytestmark = pytest.mark.browser
+
+TYPING_MS = 60  # between two keys of one person typing
+
+
+def _fresh_sign_in(chromium, url, username="bas"):
+    """Sign in and land on the first item, then press M at once, as a person who knows the
+    keys does (no click on the page first)."""
+    from playwright.sync_api import expect
+
+    page = chromium.new_page()  # a Browser or a BrowserContext (storage kept between pages)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    submit_sign_in(page, url, username)
+    expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
+    expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=20000)
+    time.sleep(1.0)  # reading the item
+    return page
+
+
+def _labels(db_url, username="bas"):
+    from sqlalchemy import select
+    from sqlmodel import Session
+
+    from annotate import service
+    from db import get_engine
+    from db import models as m
+
+    with Session(get_engine(db_url)) as session:
+        aid = session.exec(select(m.Annotator.id).where(
+            m.Annotator.username == username)).scalar_one()
+        return [service.own_label(session, e.generation_id, aid)
+                for e in service.queue_for(session, aid)]
+
+
+def _settled(page):
+    """Wait for the app's rerun to finish (what a person does by reading the page)."""
+    time.sleep(0.3)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=20000)
+    time.sleep(0.3)
+
+
+def _note_with_a_pause(page, first, then, lose_focus=False):
+    """M, some words, a pause of 2 s (the page stores what was typed and reruns), the rest.
+    `lose_focus`: the field loses its focus in the pause without the typist's doing, as when a
+    rerun redraws it."""
+    page.keyboard.press("m")
+    page.keyboard.type(first, delay=TYPING_MS)
+    time.sleep(2.0)  # a person thinks
+    if lose_focus:
+        page.evaluate("document.activeElement.blur()")
+    page.keyboard.type(then, delay=TYPING_MS)
+
+
+def test_keys_typed_in_the_note_never_reach_a_shortcut(app_db, launch_app, chromium):
+    """On the first item after signing in (the cookie's script was drawn in that run only: the
+    next run shifted the page and redrew the note field, whose focus went to the page, so
+    "then" was t-h-e-N(ext) and "more" M(ote) on the next item), on an item reached with S,
+    and when the field loses its focus while the annotator types."""
+    from playwright.sync_api import expect
+
+    page = _fresh_sign_in(chromium, launch_app(app_db).url)
+    _note_with_a_pause(page, "first words. ", "then more about the summary")
+    wanted = ["first words. then more about the summary", "", "", "", "", ""]
+    wait_for(lambda: [label.note for label in _labels(app_db)] == wanted,
+             what=f"notes {wanted}", timeout=30)
+    expect(page.get_by_text("Item 1 of 6")).to_be_visible()
+    page.keyboard.press("Escape")
+    page.keyboard.press("1")
+    wait_for(lambda: first_label(app_db, "bas").accuracy == "correct", what="key 1")
+    _settled(page)
+    page.keyboard.press("s")
+    expect(page.get_by_text("Item 2 of 6")).to_be_visible(timeout=20000)
+    _settled(page)
+    _note_with_a_pause(page, "second item. ", "then more, no next", lose_focus=True)
+    wanted[1] = "second item. then more, no next"
+    wait_for(lambda: [label.note for label in _labels(app_db)] == wanted,
+             what=f"notes {wanted}", timeout=30)
+    expect(page.get_by_text("Item 2 of 6")).to_be_visible()
+    page.keyboard.press("Escape")  # out of the note, the keys are shortcuts again
+    page.keyboard.press("n")
+    expect(page.get_by_text("Item 3 of 6")).to_be_visible(timeout=20000)
+
+
+def test_text_typed_while_the_server_is_down_is_stored_once_it_is_back(
+        app_db, launch_app, chromium):
+    """A restart in the middle of a note: the page greys the field out (its focus goes to the
+    page) and then shows a "Connection error" box, while the annotator goes on typing and
+    clicks into the note; what they typed is kept in the browser and stored once the server is
+    back, and no key of it was a shortcut."""
+    from playwright.sync_api import expect
+
+    app = launch_app(app_db)
+    page = signed_in_page(chromium, app.url)
+    page.keyboard.press("m")
+    page.keyboard.type("typed before the restart. ", delay=TYPING_MS)
+    wait_for(lambda: first_label(app_db, "bas").note == "typed before the restart. ",
+             what="the first words stored")
+    app.proc.send_signal(signal.SIGTERM)  # a restart, as a service manager does it
+    app.proc.wait(timeout=20)
+    page.wait_for_function(  # the page has noticed: the field is greyed out
+        "document.querySelector('.st-key-lbl_note_ textarea').disabled", timeout=20000)
+    page.keyboard.type("Then 3 more lines, typed while it was down.", delay=TYPING_MS)
+    dialog = page.locator('[data-testid="stDialog"]')  # Streamlit's "Connection error" box
+    expect(dialog).to_be_visible(timeout=20000)
+    page.locator(".st-key-lbl_note_ textarea").click(force=True)  # a click on the note ...
+    expect(dialog).to_be_hidden()  # ... closes the box
+    page.keyboard.type(" And a click.", delay=TYPING_MS)
+    launch_app(app_db, port=app.port)
+    wanted = ("typed before the restart. Then 3 more lines, typed while it was down."
+              " And a click.")
+    wait_for(lambda: first_label(app_db, "bas").note == wanted,
+             what="the whole note stored once the server is back", timeout=60)
+    expect(page.get_by_text("Item 1 of 6")).to_be_visible()
+    assert [label.note for label in _labels(app_db)][1:] == [""] * 5
+    assert first_label(app_db, "bas").accuracy is None  # the "3" was no shortcut
+
+
+def test_a_paste_past_the_notes_limit_is_cut_to_fit_and_said(app_db, launch_app, chromium):
+    """Ctrl+V of 12,000 characters after 7 typed ones, with the limit at 10,000: Streamlit
+    ignored the whole paste, in silence; now the first 9,993 go in, and a notice says that
+    2,007 were left out. A key past the limit is refused with a notice too."""
+    from playwright.sync_api import expect
+
+    from annotate import service
+
+    limit = service.max_note_chars()
+    context = chromium.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = signed_in_page(context, launch_app(app_db).url)
+    pasted = ("Δεν ταιριάζει. " * 800)[:12000]  # 12,000 characters
+    page.evaluate("(text) => navigator.clipboard.writeText(text)", pasted)
+    page.keyboard.press("m")
+    page.keyboard.type("start: ", delay=TYPING_MS)
+    page.keyboard.press("Control+V")
+    kept = limit - len("start: ")
+    expect(page.locator(".nlce-notice")).to_have_text(
+        f"The paste was cut to fit: a note holds at most {limit} characters "
+        f"({len(pasted) - kept} left out).", timeout=10000)
+    wanted = "start: " + pasted[:kept]
+    wait_for(lambda: first_label(app_db, "bas").note == wanted,
+             what="the note cut to the limit stored", timeout=30)
+    page.evaluate("document.querySelector('.nlce-notice').hidden = true")
+    page.keyboard.type("x", delay=TYPING_MS)  # one more
+    expect(page.locator(".nlce-notice")).to_have_text(
+        f"A note holds at most {limit} characters.", timeout=10000)
+    time.sleep(2.0)  # a pause: the page stores the note
+    assert first_label(app_db, "bas").note == wanted
+    assert len(page.locator(".st-key-lbl_note_ textarea").input_value()) == limit
+
+
+def test_a_new_tab_after_closing_one_mid_note_opens_the_same_item(app_db, launch_app, chromium):
+    """On the third item, a note half typed, the tab closed; a new tab of the same browser
+    (the plain address, no ?item=) opens the third item again, where the note is stored."""
+    from playwright.sync_api import expect
+
+    server = launch_app(app_db).url
+    context = chromium.new_context()  # one browser profile: cookies and storage stay
+    page = signed_in_page(context, server)
+    for n in (2, 3):
+        page.keyboard.press("n")
+        expect(page.get_by_text(f"Item {n} of 6")).to_be_visible(timeout=20000)
+        _settled(page)
+    page.keyboard.press("m")
+    page.keyboard.type("half a thought on the third", delay=TYPING_MS)
+    page.close()
+    again = context.new_page()
+    again.set_viewport_size({"width": 1440, "height": 900})
+    again.goto(server)
+    expect(again.get_by_text("Item 3 of 6")).to_be_visible(timeout=30000)
+    wait_for(lambda: [label.note for label in _labels(app_db)] == [
+        "", "", "half a thought on the third", "", "", ""], what="the note on item 3")
