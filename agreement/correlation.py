@@ -46,6 +46,8 @@ def _ranks_and_ties(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mid-ranks (1-based, ties share their mean rank) along the last axis, and the number of
     tied pairs per row. Rows without ties (most, for continuous scores) skip the tie runs."""
     shape, n = x.shape, x.shape[-1]
+    if n == 0:
+        return np.empty(shape), np.zeros(shape[:-1])
     rows = x.reshape(-1, n)
     order = np.argsort(rows, axis=1)
     ordered = np.take_along_axis(rows, order, axis=1)

@@ -138,3 +138,13 @@ def test_acc23_rows_are_independent_searches():
 def test_doctests():
     result = doctest.testmod(correlation_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_missing_label_level_is_no_problem():
+    # no "incorrect" (level 0) at all, and no "partial" either: the rank sums over empty levels
+    for labels in ([1, 2, 2, 1, 2], [2, 2, 2, 0, 0]):
+        scores = [0.3, 0.9, 0.7, 0.2, 0.5]
+        assert float(kendall(scores, labels)) == pytest.approx(
+            scipy.stats.kendalltau(scores, labels)[0])
+        assert float(spearman(scores, labels)) == pytest.approx(
+            scipy.stats.spearmanr(scores, labels)[0])
