@@ -360,8 +360,9 @@ class JudgeRun(SQLModel, table=True):
     prompt_language: str
     prompt_version: str
     params: dict = _json()  # temperature, seed, max_tokens, order policy, ...
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    # None: unknown (imported from a file that kept no token usage), never a false 0
+    prompt_tokens: Optional[int] = 0
+    completion_tokens: Optional[int] = 0
     cost_usd: Optional[float] = 0.0  # None: a price was unknown, so the cost is unknown
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -382,8 +383,8 @@ class JudgeResponse(SQLModel, table=True):
     raw_response: str = _text()
     repairs: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     error: Optional[str] = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: Optional[int] = 0  # None: unknown (an imported answer without usage)
+    completion_tokens: Optional[int] = 0
     latency_s: float = 0.0
     cached: bool = False
     created_at: datetime = Field(default_factory=utcnow)

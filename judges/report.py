@@ -141,10 +141,6 @@ def run_settings(session: Session) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
 
 
-def _cost(value) -> str:
-    return "unknown" if value is None or (isinstance(value, float) and math.isnan(value)) else f"${value:.4f}"
-
-
 # ---------------------------------------------------------------- pure statistics
 
 
@@ -274,7 +270,9 @@ def _print_table(console, title: str, frame: pd.DataFrame, columns: list[str]) -
 
 
 def _print_runs(console, runs: pd.DataFrame) -> None:
-    shown = runs.assign(cost_usd=[_cost(c) for c in runs["cost_usd"]])
+    from judges.report_html import shown_runs
+
+    shown = shown_runs(runs)
     shown = shown.astype(object).where(shown.notna(), "")
     _print_table(console, "Runs: what they ask, and where", shown,
                  ["run_id", "model", "strategy", "prompt_version", "template", "endpoint"])
