@@ -1,10 +1,17 @@
 """Run an LLM judge over the targets of one language.
 
     python -m judges.run --model MODEL --strategy standard|cot|rubric|hierarchical --lang el
+        [--prompt-lang en] [--layout auto|code|pairs]
         [--template FILE] [--limit N] [--order fixed|shuffle|rotate] [--concurrency N]
         [--backend openai|local] [--base-url URL] [--structured auto|on|off]
         [--redo parse_error ...] [--db URL] ...
         [--repeats K [--temperatures T ...] [--vary-order]] [--code-mix CMD ... [--code-mix-seed S]]
+
+The targets may be in any language the database holds (`--lang de`); the prompt is written in
+one of the five prompt languages: the targets' own where it is one, else English (said on the
+first line; `--prompt-lang` chooses), and names the targets' language. A pairs target (a
+reference and predictions, no code) gets the pairs layout's prompt, a comment in a file the
+code-comment prompt with its <FIM_MASK> (`--layout` forces one for all).
 
 The endpoint is any OpenAI-compatible chat-completions server: --base-url or $OPENAI_BASE_URL;
 the key comes from $OPENAI_API_KEY or a secrets file (--secrets-file / $NLCE_SECRETS_FILE), never
@@ -49,10 +56,12 @@ from judges.codemix import code_mixed_template
 from judges.i18n import PROMPT_LANGUAGES
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices
+from judges.prompts import LAYOUTS
 from judges.runner import RunConfig, iter_summary_lines, run_judge, run_signature
 from judges.templates import load_template
 from nlce.cli import EXIT_INTERRUPTED, EXIT_NOTHING_DONE, EXIT_OK, InputError, run_main
 from taxonomy import default_taxonomy
+from taxonomy.languages import ENGLISH_NAMES, normalise_language
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,10 +73,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", metavar="FILE",
                    help="a prompt variant file (YAML: name, base strategy, texts per language); "
                         "see judges/templates.py")
-    p.add_argument("--lang", required=True, choices=PROMPT_LANGUAGES,
-                   help="language of the targets (and of the prompt, unless --prompt-lang)")
+    p.add_argument("--lang", required=True, metavar="LANG",
+                   help="language of the targets: any ISO 639 code the database holds (de, es, "
+                        "...); also the prompt's where it is one of "
+                        f"{', '.join(PROMPT_LANGUAGES)}, unless --prompt-lang")
     p.add_argument("--prompt-lang", choices=PROMPT_LANGUAGES,
-                   help="write the prompt in another language than the targets'")
+                   help="write the prompt in another language than the targets' (default: "
+                        "theirs where there is a prompt in it, else en)")
+    p.add_argument("--layout", choices=("auto", *LAYOUTS), default="auto",
+                   help="the prompt's layout: auto (default) shows a comment in its file around "
+                        "<FIM_MASK> and a pairs target as a reference and predictions; code or "
+                        "pairs for every target")
     p.add_argument("--backend", choices=("openai", "local"), default="openai")
     p.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default ${'OPENAI_BASE_URL'})")
     p.add_argument("--secrets-file", help="file holding OPENAI_API_KEY=... (if not in the env)")
@@ -146,11 +162,23 @@ def study_configs(base: RunConfig, repeats: int = 1, temperatures=None, vary_ord
     return configs
 
 
+def prompt_language(lang: str, prompt_lang: str | None) -> tuple[str, str | None]:
+    """(the prompt language, the line that says it was chosen for the person, if it was): the
+    targets' language where there is a prompt in it, else English."""
+    if prompt_lang is not None or lang in PROMPT_LANGUAGES:
+        return prompt_lang or lang, None
+    return "en", (f"prompt language: en (there is no prompt in {lang}, "
+                  f"{ENGLISH_NAMES.get(lang, lang)}; --prompt-lang chooses one of "
+                  f"{', '.join(PROMPT_LANGUAGES)})")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.lang = normalise_language(args.lang)
+    args.prompt_lang, chosen = prompt_language(args.lang, args.prompt_lang)
     if args.repeats < 1:
         raise InputError("--repeats must be at least 1")
-    if args.code_mix and (args.template or (args.prompt_lang or args.lang) == "en"):
+    if args.code_mix and (args.template or args.prompt_lang == "en"):
         raise InputError("--code-mix mixes English into a built-in --strategy's prompt in another "
                          "language: give --strategy and a non-English --lang/--prompt-lang")
     if any(not 0 <= c <= 1 for c in args.code_mix or ()):
@@ -178,13 +206,15 @@ def main(argv: list[str] | None = None) -> int:
     client = JudgeClient(backend, cache, args.structured)
     config = RunConfig(model=args.model, strategy=template.name if template else args.strategy,
                        template=template, lang=args.lang,
-                       prompt_lang=args.prompt_lang or args.lang, backend=args.backend,
+                       prompt_lang=args.prompt_lang, backend=args.backend, layout=args.layout,
                        sampling=sampling, order=args.order, order_seed=args.order_seed,
                        context_chars=args.context_chars or None,
                        accuracy_policy=args.hierarchical_accuracy, structured=args.structured)
     config = replace(config, endpoint=client.endpoint)  # repeat groups are per endpoint too
     configs = study_configs(config, args.repeats, args.temperatures, args.vary_order,
                             args.code_mix, args.code_mix_seed)
+    if chosen:
+        print(chosen)
     summaries = []
     try:
         for config in configs:

@@ -75,6 +75,9 @@ class RunConfig:
     structured: str = "auto"
     template: PromptTemplate | None = None  # then `strategy` is the template's name
     endpoint: str = ""  # the client's normalised endpoint; run_judge fills it in
+    # the prompt's layout: "auto" (code for a comment in a file, pairs for a pairs target), or
+    # one of judges.prompts.LAYOUTS for every target
+    layout: str = "auto"
     # what a study records about the run: {"repeat": {...}} (judges.run --repeats),
     # {"code_mix": {...}} (--code-mix); part of the run's identity
     study: dict | None = field(default=None, compare=False, hash=False)
@@ -91,6 +94,8 @@ class RunConfig:
                   "endpoint": self.endpoint}
         if self.template is not None:
             params["template"] = self.template.describe()
+        if self.layout != "auto":  # (absent when auto: runs made before it keep their identity)
+            params["layout"] = self.layout
         params.update(self.study or {})
         if (self.template.base if self.template else self.strategy) == "hierarchical":
             params["accuracy_policy"] = self.accuracy_policy
@@ -129,6 +134,11 @@ class TargetData:
             return self.content
         return code_context_with_mask(self.content, self.span_start, self.span_end,
                                       context_chars)
+
+
+def layout_of(target: TargetData, layout: str) -> str:
+    """The prompt layout a target gets: `layout`, or under "auto" its kind's."""
+    return layout if layout != "auto" else ("code" if target.in_file else "pairs")
 
 
 class NoTargets(UserError, LookupError):
@@ -171,13 +181,16 @@ class TargetOutcome:
 # ---------------------------------------------------------------- the pure part
 
 
-def judge_input_for(target: TargetData, ordered: list[GenerationData],
-                    context_chars: int | None) -> JudgeInput:
+def judge_input_for(target: TargetData, ordered: list[GenerationData], context_chars: int | None,
+                    layout: str = "code", language: str | None = None) -> JudgeInput:
     ids = prediction_ids(len(ordered))
+    context = target.code_context(context_chars)
+    if layout == "pairs" and target.in_file:  # a comment judged without its code
+        context = ""
     return JudgeInput(
-        original_comment=target.original_comment,
-        code_context=target.code_context(context_chars),
+        original_comment=target.original_comment, code_context=context,
         predictions=tuple(Prediction(pid, g.predicted_comment) for pid, g in zip(ids, ordered)),
+        layout=layout, language=language,
     )
 
 
@@ -198,7 +211,8 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
     `refresh` asks the endpoint even for requests the cache knows."""
     ordered = presentation_order(target.generations, config.order, config.order_seed,
                                  target.target_id)
-    judge_input = judge_input_for(target, ordered, config.context_chars)
+    judge_input = judge_input_for(target, ordered, config.context_chars,
+                                  layout_of(target, config.layout), config.lang)
     ids = judge_input.prediction_ids
     order = [g.generation_id for g in ordered]
     labels = accuracy_names(tax, config.prompt_lang)
@@ -281,6 +295,13 @@ def _nothing_selected(session: Session, lang: str, dataset: str | None) -> str:
     return (f"no target in language {lang!r}{where} has a generation to judge (--lang {lang} "
             f"has targets in: {', '.join(sorted(having)) or 'no dataset'}; languages with "
             f"generations: {', '.join(sorted(langs)) or 'none'})")
+
+
+def run_version(config: RunConfig, targets: list[TargetData], tax) -> str:
+    """The prompt version of a run over these targets: their layouts, in their language."""
+    layouts = {layout_of(t, config.layout) for t in targets}
+    return prompt_version(config.prompt_strategy, config.prompt_lang, tax, config.lang,
+                          sorted(layouts))
 
 
 def get_or_create_run(session: Session, config: RunConfig, version: str,
@@ -383,11 +404,11 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
               redo: Iterable[str] = ()) -> RunSummary:
     prices = prices or {}
     config = replace(config, endpoint=config.endpoint or client.endpoint)
-    version = prompt_version(config.prompt_strategy, config.prompt_lang, tax)
     expected = len(request_clusters(config.prompt_strategy, tax))
     price_known = config.backend == "local" or config.model in prices
     with session_scope(db_url) as session:
         targets = load_targets(session, config.lang, dataset, limit)
+        version = run_version(config, targets, tax)
         run = get_or_create_run(session, config, version, price_known)
         run_id, signature = run.id, run.signature
         done, redone = finished_targets(session, run_id, expected, redo)
