@@ -86,7 +86,8 @@ class ChatResult:
     latency_s: float = 0.0
     cached: bool = False
     attempts: int = 0
-    error: str | None = None  # set: no answer (api_error)
+    error: str | None = None  # set: no answer, stored with the status `failure`
+    failure: str = "api_error"  # or, from a batch: batch_error, expired
     notes: list[dict] = field(default_factory=list)  # retries, fallbacks: go to repairs
     structured_rejected: bool = False
     json_object_offered: bool = False  # the rejection names json_object (llama-cpp-python)
@@ -196,6 +197,20 @@ class OpenAIBackend:
         """The normalised base URL, without any user:password part (stored with the run)."""
         return normalise_endpoint(self.base_url)
 
+    @property
+    def api(self):
+        """The `openai` client (files and batches: judges.batch)."""
+        return self._client
+
+    def request_body(self, messages: list[dict], response_format: dict | None) -> dict[str, Any]:
+        """The chat-completions request (live, or one line of a batch)."""
+        body: dict[str, Any] = dict(model=self.model, messages=messages,
+                                    temperature=self.params.temperature, seed=self.params.seed)
+        body[self._token_param] = self.params.max_tokens
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
+
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         openai = self._openai
         notes: list[dict] = []
@@ -210,11 +225,7 @@ class OpenAIBackend:
                                   too_long=True, notes=[{"kind": "prompt_exceeds_context",
                                                          "prompt_tokens": needed,
                                                          "model_context": self.context_tokens}])
-        kwargs: dict[str, Any] = dict(model=self.model, messages=messages,
-                                      temperature=self.params.temperature, seed=self.params.seed)
-        kwargs[self._token_param] = self.params.max_tokens
-        if response_format is not None:
-            kwargs["response_format"] = response_format
+        kwargs = self.request_body(messages, response_format)
         started = time.monotonic()
         attempt = 0  # failed attempts so far; a parameter switch is not one
         while True:
@@ -412,10 +423,31 @@ class JudgeClient:
             self.stopped = self.stopped or reason
         return EndpointUnusable(self.stopped)
 
+    def request_key(self, messages: list[dict], response_format: dict | None) -> str:
+        """The request's identity: its key in the cache (and in a batch)."""
+        return cache_key(self.backend.name, self.backend.model, messages,
+                         self.backend.params.as_dict(), response_format, self.endpoint)
+
+    def request_format(self, schema: dict | None) -> tuple[dict | None, list[dict]]:
+        """(the response_format sent for `schema` as things stand, the notes that go with it)."""
+        notes: list[dict] = []
+        if (schema is not None and self.structured == "auto" and self.backend.supports_structured
+                and self._rejected):
+            notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
+        use_schema = schema is not None and self.structured_in_use
+        return (response_format_for(schema, self._schema_form) if use_schema else None), notes
+
+    def note_rejected(self) -> None:
+        """The endpoint rejected the schema (a batch's error line said so): plain JSON next time
+        under `--structured auto`, remembered in the cache as the live path does."""
+        if self.structured == "auto":
+            self._rejected = True
+            if self.cache is not None:
+                self.cache.put(self._rejected_key, {"rejected": True})
+
     def _request(self, messages: list[dict], response_format: dict | None,
                  notes: list[dict], refresh: bool) -> ChatResult:
-        key = cache_key(self.backend.name, self.backend.model, messages,
-                        self.backend.params.as_dict(), response_format, self.endpoint)
+        key = self.request_key(messages, response_format)
         if self.cache is not None and not refresh:
             hit = self.cache.get(key)
             if hit is not None:
@@ -436,13 +468,8 @@ class JudgeClient:
     def complete(self, messages: list[dict], schema: dict | None,
                  refresh: bool = False) -> ChatResult:
         """One answer; `refresh` asks the endpoint even if the cache knows the request."""
-        notes: list[dict] = []
-        use_schema = schema is not None and self.structured_in_use
-        if (schema is not None and self.structured == "auto" and self.backend.supports_structured
-                and self._rejected):
-            notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
-        result = self._request(messages, response_format_for(schema, self._schema_form)
-                               if use_schema else None, notes, refresh)
+        response_format, notes = self.request_format(schema)
+        result = self._request(messages, response_format, notes, refresh)
         if (result.structured_rejected and result.json_object_offered
                 and self._schema_form == "json_schema"):
             # llama-cpp-python: the same schema as a json_object grammar
@@ -454,9 +481,7 @@ class JudgeClient:
             result = self._request(messages, response_format_for(schema, "json_object"), notes,
                                    refresh)
         if result.structured_rejected and self.structured == "auto":
-            self._rejected = True
-            if self.cache is not None:
-                self.cache.put(self._rejected_key, {"rejected": True})
+            self.note_rejected()
             notes = result.notes + [{"kind": "plain_json_fallback",
                                      "reason": "endpoint rejected structured output"}]
             result = self._request(messages, None, notes, refresh)

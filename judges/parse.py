@@ -28,7 +28,8 @@ Statuses (JudgeResponse.status and JudgeVerdict.status):
   prediction is `ok` from a broken document). Reports count it as a parse failure;
 - empty: valid JSON, but nothing in it (no evaluations, or only blank ones);
 - refused: the endpoint flagged a refusal (message.refusal, finish_reason "content_filter");
-- api_error: no answer at all (set by the client, not here).
+- api_error: no answer at all (set by the client, not here); from a batch (judges.batch):
+  batch_error (its line failed) and expired (the batch ended before answering it).
 """
 from __future__ import annotations
 
@@ -43,9 +44,10 @@ from judges.parse_codes import CodeFinding, CodeReader
 from taxonomy import ACCURACY_LABELS, AccuracyLabel, TaxonomyError
 
 # the statuses are defined once, in db.models; these names only spell them
-OK, PARSE_ERROR, EMPTY, REFUSED, TRUNCATED, API_ERROR = JUDGE_STATUSES
-# a failed response status wins over a worse one when several are merged (hierarchical)
-STATUS_SEVERITY = {API_ERROR: 5, REFUSED: 4, TRUNCATED: 3, PARSE_ERROR: 2, EMPTY: 1, OK: 0}
+OK, PARSE_ERROR, EMPTY, REFUSED, TRUNCATED, API_ERROR, BATCH_ERROR, EXPIRED = JUDGE_STATUSES
+# a failed response status wins over a worse one when several are merged (hierarchical, juries)
+STATUS_SEVERITY = {EXPIRED: 7, BATCH_ERROR: 6, API_ERROR: 5, REFUSED: 4, TRUNCATED: 3,
+                   PARSE_ERROR: 2, EMPTY: 1, OK: 0}
 
 
 @dataclass

@@ -56,7 +56,8 @@ from nlce.cli import EXIT_OK, run_main
 from nlce.outputs import check_output_folder, output_set, write_csv
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
-STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
+STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error",
+                  "batch_error", "expired")
 LOW_COUNT = 10  # the study marks codes predicted or labelled fewer times than this
 # the robustness studies (agreement.robustness): K runs, prompt language, code-mixing
 STUDY_TABLES = STUDIES

@@ -71,7 +71,8 @@ def write_html(report: dict, path: Path, data_files: list[Path], figures: list[P
         "<h2>Runs: settings, tokens and cost</h2>", table_html(runs),
         "<h2 id='failures'>Verdicts per run, one per generation (Figures 15-16)</h2>",
         "<p>Parse failures = parse_error + truncated + refused, as a share of the answered "
-        "verdicts (api_error: no answer); empty = valid JSON without content.</p>",
+        "verdicts (api_error, batch_error, expired: no answer); empty = valid JSON without "
+        "content.</p>",
         table_html(rates),
     ]
     parts += [_image(by_stem[stem], path) for stem, section in _RUN_FIGURES.items()

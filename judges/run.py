@@ -40,6 +40,7 @@ from dataclasses import replace
 
 from db.engine import add_database_argument
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
+from judges.batch import run_batch
 from judges.cache import ResponseCache
 from judges.client import (
     CACHE_ENV,
@@ -131,6 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "switchable segments kept in English), e.g. 0 0.3 0.6 0.9 1")
     p.add_argument("--code-mix-seed", type=int, default=0,
                    help="which segments are switched (deterministic per seed)")
+    p.add_argument("--batch", action="store_true",
+                   help="send the requests through the endpoint's Batch API (/v1/files, "
+                        "/v1/batches: OpenAI's half price, no rate limits), wait for the batch "
+                        "and store its answers; a run stopped while it waits resumes the batch")
+    p.add_argument("--poll-interval", type=float, default=None, metavar="SECONDS",
+                   help="with --batch: seconds between polls (default 60; 2 for a server on "
+                        "this machine)")
+    p.add_argument("--no-wait", action="store_true",
+                   help="with --batch: submit and exit; the same command later collects it")
     p.add_argument("--prices", help="price table (YAML) instead of judges/prices.yaml")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_database_argument(p)
@@ -187,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--limit must be at least 1")
     if (args.strategy is None) == (args.template is None):
         raise InputError("give one of --strategy or --template")
+    if args.batch and args.backend == "local":
+        raise InputError("--batch sends the requests to an endpoint's Batch API: not with "
+                         "--backend local")
+    if (args.no_wait or args.poll_interval is not None) and not args.batch:
+        raise InputError("--no-wait and --poll-interval go with --batch")
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
     local_server = args.backend == "openai" and is_loopback(base_url)
     concurrency = args.concurrency or (1 if local_server else 4)
@@ -222,16 +237,26 @@ def main(argv: list[str] | None = None) -> int:
             if len(configs) > 1:
                 print(f"== {config.strategy}  seed {config.sampling.seed}  temperature "
                       f"{config.sampling.temperature:g}  order {config.order}")
-            summary = run_judge(client, config, default_taxonomy(), args.db,
-                                dataset=args.dataset, limit=args.limit, concurrency=concurrency,
-                                prices=prices, progress=not args.quiet, redo=args.redo)
+            if args.batch:
+                summary = run_batch(client, config, default_taxonomy(), args.db,
+                                    dataset=args.dataset, limit=args.limit, prices=prices,
+                                    progress=not args.quiet, redo=args.redo,
+                                    poll_s=args.poll_interval or (2.0 if local_server else 60.0),
+                                    wait_for_it=not args.no_wait)
+            else:
+                summary = run_judge(client, config, default_taxonomy(), args.db,
+                                    dataset=args.dataset, limit=args.limit,
+                                    concurrency=concurrency, prices=prices,
+                                    progress=not args.quiet, redo=args.redo)
             summaries.append(summary)
             if summary.stopped:
                 break
             for line in iter_summary_lines(summary):
                 print(line)
     except KeyboardInterrupt:
-        print("interrupted: finished targets are stored; run the same command to resume",
+        print("interrupted: the submitted batch is stored; run the same command to collect it "
+              "(nothing is sent again)" if args.batch else
+              "interrupted: finished targets are stored; run the same command to resume",
               file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:

@@ -30,11 +30,11 @@ from tqdm import tqdm
 
 from db import models
 from db.engine import session_scope
+from db.models import UNANSWERED_STATUSES
 from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
 from judges.order import presentation_order
 from judges.parse import (
-    API_ERROR,
     OK,
     ParsedResponse,
     PredictionVerdict,
@@ -198,7 +198,7 @@ def _response_record(cluster: str, order: list[int], result: ChatResult,
                      parsed: ParsedResponse | None) -> ResponseRecord:
     raw = result.content if result.content is not None else (result.refusal or "")
     if parsed is None:  # no answer at all
-        status, repairs, error = API_ERROR, list(result.notes), result.error
+        status, repairs, error = result.failure, list(result.notes), result.error
     else:
         status, repairs, error = parsed.status, result.notes + parsed.repairs, parsed.error
     return ResponseRecord(cluster, order, status, raw, repairs, error, result.prompt_tokens,
@@ -226,8 +226,8 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
         schema = output_schema(strategy, config.prompt_lang, offered, ids, labels)
         result = client.complete(messages, schema, refresh=refresh)
         if result.error is not None:
-            parsed = ParsedResponse(API_ERROR, {
-                pid: PredictionVerdict(pid, API_ERROR, error=result.error) for pid in ids})
+            parsed = ParsedResponse(result.failure, {
+                pid: PredictionVerdict(pid, result.failure, error=result.error) for pid in ids})
             outcome.responses.append(_response_record(cluster, order, result, None))
         else:
             parsed = parse_response(result.content, lang=config.prompt_lang,
@@ -323,7 +323,8 @@ def get_or_create_run(session: Session, config: RunConfig, version: str,
 
 def finished_targets(session: Session, run_id: int, expected_responses: int,
                      redo: Iterable[str] = ()) -> tuple[set[int], set[int]]:
-    """(targets with every response stored and none an api_error or a status in `redo`,
+    """(targets with every response stored and none unanswered (api_error, batch_error,
+    expired) or of a status in `redo`,
     targets to ask again because a stored response has a status in `redo`)."""
     counts: dict[int, int] = {}
     failed: set[int] = set()
@@ -333,7 +334,7 @@ def finished_targets(session: Session, run_id: int, expected_responses: int,
             select(models.JudgeResponse.target_id, models.JudgeResponse.status)
             .where(models.JudgeResponse.run_id == run_id)):
         counts[target_id] = counts.get(target_id, 0) + 1
-        if status == API_ERROR:
+        if status in UNANSWERED_STATUSES:
             failed.add(target_id)
         if status in redo:
             redone.add(target_id)
@@ -391,6 +392,7 @@ class RunSummary:
     cost_usd: float | None  # this invocation; None: price unknown
     run_cost_usd: float | None  # the run so far
     stopped: str | None = None  # why the run stopped before its end (endpoint unusable)
+    notes: list[str] = field(default_factory=list)  # more lines for the person (a batch's)
 
     @property
     def failed(self) -> bool:
@@ -479,3 +481,4 @@ def iter_summary_lines(summary: RunSummary) -> Iterable[str]:
     yield f"requests: {summary.calls} ({summary.cached} from cache)"
     yield (f"tokens billed now: {summary.prompt_tokens} prompt + {summary.completion_tokens} "
            f"completion; cost now {cost}; run total {run_cost}")
+    yield from summary.notes
