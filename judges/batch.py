@@ -300,10 +300,21 @@ def run_batch(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
             models.JudgeBatch.run_id == run_id, models.JudgeBatch.status != "collected")
             .order_by(models.JudgeBatch.id)).all()
         session.expunge_all()
-    by_id = {t.target_id: t for t in targets}
-    statuses: dict[str, int] = {}
-    summary = RunSummary(run_id, signature, version, len(targets), 0, 0, statuses, 0, 0, 0, 0,
+    summary = RunSummary(run_id, signature, version, len(targets), 0, 0, {}, 0, 0, 0, 0,
                          0.0 if price_known else None, None)
+    try:
+        _submit_and_collect(api, client, config, tax, db_url, targets, open_rows, summary,
+                            prices, progress, redo, poll_s, wait_for_it)
+    except EndpointUnusable as exc:  # as on the live path: the run stops, one line, exit 1
+        summary.stopped = str(exc)
+    return summary
+
+
+def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url,
+                        targets: list, open_rows: list, summary: RunSummary, prices: dict,
+                        progress: bool, redo, poll_s: float, wait_for_it: bool) -> None:
+    run_id = summary.run_id
+    by_id = {t.target_id: t for t in targets}
     row = None
     for candidate in open_rows:
         row = resume(api, db_url, candidate)
@@ -324,7 +335,7 @@ def run_batch(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 requests[f"r{len(requests) + 1}"] = {"target_id": target.target_id,
                                                      "key": key, **request}
         if not requests:
-            return summary
+            return
         row = submit(api, db_url, run_id, requests)
         summary.notes.append(f"batch {row.batch_id}: {len(requests)} request(s) in one file "
                              "submitted")
@@ -334,13 +345,12 @@ def run_batch(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
     if not wait_for_it:
         summary.notes.append(f"not waiting (--no-wait): run the same command to collect batch "
                              f"{row.batch_id}")
-        return summary
+        return
     batch = wait(api, db_url, row, poll_s, progress)
     collect(api, client, config, tax, db_url, batch, row, by_id, prices, summary)
     calls = ", ".join(f"{k} {v}" for k, v in api.calls.items())
     summary.notes.append(f"batch {batch.id} {batch.status}: HTTP requests to the Batch API: "
                          f"{calls}")
-    return summary
 
 
 def _finished(db_url, run_id: int, config: RunConfig, tax, redo) -> tuple[set, set]:

@@ -14,7 +14,7 @@ A batch moves one step each time it is retrieved: validating -> in_progress, whi
 200 answers) and an error file (the others), one JSON line per request as OpenAI writes them:
 {"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}. `expire_after`
 polls in progress: the batch expires with what it answered so far; `invalid`: it fails
-validation with that message. `hits` counts the requests of each route, `chat_requests` the
+validation with that message; `batch_api=False`: a server with chat completions only. `hits` counts the requests of each route, `chat_requests` the
 chat requests answered (live or in a batch), so a test can tell what a run sent.
 """
 from __future__ import annotations
@@ -34,9 +34,10 @@ Answer = Callable[[dict], tuple[int, dict]]
 
 class BatchServer:
     def __init__(self, answer: Answer, per_poll: int = 2, expire_after: int | None = None,
-                 invalid: str | None = None):
+                 invalid: str | None = None, batch_api: bool = True):
         self.answer, self.per_poll, self.expire_after, self.invalid = (
             answer, per_poll, expire_after, invalid)
+        self.batch_api = batch_api  # False: chat completions only (404 elsewhere, as vLLM)
         self.files: dict[str, dict] = {}  # id -> {"meta": FileObject, "content": bytes}
         self.batches: dict[str, dict] = {}  # id -> Batch object + private state
         self.hits: Counter = Counter()
@@ -82,6 +83,8 @@ class BatchServer:
                   ("GET", r"/v1/batches", self._list), ("GET", r"/v1/batches/([^/]+)", self._retrieve),
                   ("POST", r"/v1/batches/([^/]+)/cancel", self._cancel),
                   ("POST", r"/v1/chat/completions", self._chat)]
+        if not self.batch_api:
+            routes = routes[-1:]
         for verb, pattern, action in routes:
             match = re.fullmatch(pattern, path)
             if verb == method and match:

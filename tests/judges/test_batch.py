@@ -20,6 +20,7 @@ from db.engine import session_scope
 from judges import batch as batch_module
 from judges import report, run
 from testing.batch_server import BatchServer
+from testing.cli import as_command
 
 PRICES = "models:\n  judge-test: {input_per_mtok: 1000, output_per_mtok: 2000}\n"
 
@@ -243,3 +244,16 @@ def test_a_process_killed_while_waiting_resumes_by_the_stored_batch_id(judge_db,
         assert server.hits["POST /v1/files"] == 1 and server.hits["POST /v1/batches"] == 1
         assert server.chat_requests == 2
     assert {v[1] for v in verdicts(judge_db)} == {"ok"} and len(verdicts(judge_db)) == 10
+
+
+def test_an_endpoint_without_a_batch_api_stops_in_one_line(judge_db, tmp_path, monkeypatch,
+                                                          capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with BatchServer(greek, batch_api=False) as server:
+        command = as_command(run.main, "python -m judges.run")
+        assert command(argv(server, judge_db, tmp_path, "--batch")) == 1
+        assert server.chat_requests == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: stopped: http://127.0.0.1:")
+    assert "has no Batch API (upload: HTTP 404); run without --batch" in err
+    assert batches(judge_db) == [] or all(b.batch_id is None for b in batches(judge_db))
