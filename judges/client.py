@@ -178,7 +178,7 @@ class OpenAIBackend:
         self._openai = openai
         self.model, self.params = model, params
         self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
-        self.max_retries, self.sleep = max_retries, sleep
+        self.max_retries, self.sleep, self.timeout_s = max_retries, sleep, timeout_s
         self.backoff_base_s, self.backoff_cap_s = backoff_base_s, backoff_cap_s
         self.max_retry_after_s = max_retry_after_s
         self._rng = random.Random()
@@ -216,7 +216,8 @@ class OpenAIBackend:
         notes: list[dict] = []
         if self.context_tokens:
             try:
-                needed = count_prompt_tokens(self.base_url, messages)
+                # as long as a request may take: a busy local server counts after its answer
+                needed = count_prompt_tokens(self.base_url, messages, self.timeout_s)
             except ValueError as exc:
                 raise EndpointUnusable(f"--context-tokens: {exc}") from None
             if needed >= self.context_tokens:
