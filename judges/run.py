@@ -6,6 +6,7 @@
         [--backend openai|local] [--base-url URL] [--structured auto|on|off]
         [--redo parse_error ...] [--db URL] ...
         [--repeats K [--temperatures T ...] [--vary-order]] [--code-mix CMD ... [--code-mix-seed S]]
+        [--batch [--poll-interval S] [--no-wait]]
 
 The targets may be in any language the database holds (`--lang de`); the prompt is written in
 one of the five prompt languages: the targets' own where it is one, else English (said on the
@@ -23,6 +24,10 @@ llama-cpp-python, vLLM, Ollama) gets one request at a time and a 600 s timeout u
 --concurrency/--timeout say otherwise. An endpoint that is down, refuses the key or keeps
 failing stops the run with one line on stderr; the exit status is 1 then, and when no request
 of this invocation was answered ok.
+
+`--batch` sends the same requests through the endpoint's Batch API (judges.batch: /v1/files,
+/v1/batches; half the price, no rate limits), waits for the batch (`--poll-interval`) and stores
+its answers; stopped while it waits (or `--no-wait`), the same command collects that batch.
 
 Studies of how much a verdict depends on the run (judges.report shows them):
 `--repeats K` makes K runs of the same configuration, seed + 0..K-1 (and, with --temperatures,
