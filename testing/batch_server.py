@@ -14,8 +14,9 @@ A batch moves one step each time it is retrieved: validating -> in_progress, whi
 200 answers) and an error file (the others), one JSON line per request as OpenAI writes them:
 {"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}. `expire_after`
 polls in progress: the batch expires with what it answered so far; `invalid`: it fails
-validation with that message; `batch_api=False`: a server with chat completions only. `hits` counts the requests of each route, `chat_requests` the
-chat requests answered (live or in a batch), so a test can tell what a run sent.
+validation with that message; `batch_api=False`: a server with chat completions only. `hits`
+counts the requests of each route, `chat_requests` the chat requests answered (live or in a
+batch), so a test can tell what a run sent.
 """
 from __future__ import annotations
 

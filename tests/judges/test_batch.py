@@ -115,7 +115,8 @@ def test_a_batch_run_end_to_end_against_the_live_path(judge_db, tmp_path, monkey
 
 
 def test_a_run_stopped_while_waiting_collects_its_batch_without_sending_again(
-        judge_db, tmp_path, monkeypatch, capsys):
+        judge_db_any, tmp_path, monkeypatch, capsys):
+    judge_db = judge_db_any  # SQLite and PostgreSQL
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     with BatchServer(greek, per_poll=1) as server:
         polls = {"n": 0}

@@ -141,3 +141,19 @@ def test_bad_juries_are_one_line(judge_db, chat_server, tmp_path, monkeypatch, c
     assert as_command(jury.main, "python -m judges.jury")(argv + ["--db", judge_db]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
+
+
+def test_a_jury_with_unknown_costs_on_each_backend(judge_db_any, chat_server, tmp_path,
+                                                  monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    chat_server.responder = juror
+    judge_three(judge_db_any, chat_server, tmp_path)
+    assert jury.main(["--runs", "3,1,2", "--rule", "median", "--name", "m3",
+                      "--db", judge_db_any]) == 0
+    with session_scope(judge_db_any) as s:
+        stored = s.exec(select(models.JudgeRun).where(models.JudgeRun.backend == "jury")).one()
+        assert stored.cost_usd is None and stored.params["jury"]["rule"] == "median"
+        assert [m["run_id"] for m in stored.params["jury"]["members"]] == [3, 1, 2]
+        verdicts = s.exec(select(models.JudgeVerdict).where(
+            models.JudgeVerdict.run_id == stored.id)).all()
+        assert len(verdicts) == 10 and {v.status for v in verdicts} == {"ok"}
