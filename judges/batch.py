@@ -373,13 +373,16 @@ def collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url, 
     answering = Answering(client, by_key, formats)
     outcomes = [judge_target(answering, by_id[t], config, tax) for t in target_ids if t in by_id]
     billed = {"prompt": 0, "completion": 0}
+    rejections = []
     for key, result in by_key.items():
         billed["prompt"] += result.prompt_tokens
         billed["completion"] += result.completion_tokens
         if result.error is None and client.cache is not None:
             client.cache.put(key, result.cache_payload())  # as the live path keeps answers
         if result.error and "response_format" in result.error.lower():
-            client.note_rejected()  # plain JSON next time, as the live path falls back
+            rejections.append("json_object" in result.error.lower())
+    if rejections:  # the next batch sends the form the live path would fall back to, once
+        client.note_rejected(all(rejections))
     cost = cost_usd(prices, config.model, config.backend, billed["prompt"], billed["completion"],
                     batch=True)
     _store(db_url, row.run_id, outcomes, tax, summary, billed, cost, row.id)

@@ -438,13 +438,18 @@ class JudgeClient:
         use_schema = schema is not None and self.structured_in_use
         return (response_format_for(schema, self._schema_form) if use_schema else None), notes
 
-    def note_rejected(self) -> None:
-        """The endpoint rejected the schema (a batch's error line said so): plain JSON next time
-        under `--structured auto`, remembered in the cache as the live path does."""
-        if self.structured == "auto":
-            self._rejected = True
-            if self.cache is not None:
-                self.cache.put(self._rejected_key, {"rejected": True})
+    def note_rejected(self, json_object_offered: bool = False) -> str | None:
+        """The endpoint rejected the schema: the form from now on (cached), "json_object" where the
+        rejection names it (llama-cpp-python), else "plain" (auto); None: no other form to try."""
+        if json_object_offered and self._schema_form == "json_schema":
+            self._schema_form, remembered = "json_object", {"form": "json_object"}
+        elif self.structured == "auto":
+            self._rejected, remembered = True, {"rejected": True}
+        else:
+            return None
+        if self.cache is not None:
+            self.cache.put(self._rejected_key, remembered)
+        return remembered.get("form", "plain")
 
     def _request(self, messages: list[dict], response_format: dict | None,
                  notes: list[dict], refresh: bool) -> ChatResult:
@@ -471,21 +476,16 @@ class JudgeClient:
         """One answer; `refresh` asks the endpoint even if the cache knows the request."""
         response_format, notes = self.request_format(schema)
         result = self._request(messages, response_format, notes, refresh)
-        if (result.structured_rejected and result.json_object_offered
-                and self._schema_form == "json_schema"):
-            # llama-cpp-python: the same schema as a json_object grammar
-            self._schema_form = "json_object"
-            if self.cache is not None:
-                self.cache.put(self._rejected_key, {"form": "json_object"})
-            notes = result.notes + [{"kind": "json_object_schema_used",
-                                     "reason": "endpoint rejected the json_schema form"}]
-            result = self._request(messages, response_format_for(schema, "json_object"), notes,
+        while result.structured_rejected:  # the json_object form, then plain JSON
+            form = self.note_rejected(result.json_object_offered)
+            if form is None:
+                break
+            note = {"kind": "json_object_schema_used", "reason": "endpoint rejected the "
+                    "json_schema form"} if form == "json_object" else {
+                "kind": "plain_json_fallback", "reason": "endpoint rejected structured output"}
+            result = self._request(messages, response_format_for(schema, "json_object")
+                                   if form == "json_object" else None, result.notes + [note],
                                    refresh)
-        if result.structured_rejected and self.structured == "auto":
-            self.note_rejected()
-            notes = result.notes + [{"kind": "plain_json_fallback",
-                                     "reason": "endpoint rejected structured output"}]
-            result = self._request(messages, None, notes, refresh)
         self._count_failure(result)
         return result
 

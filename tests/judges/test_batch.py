@@ -258,3 +258,26 @@ def test_an_endpoint_without_a_batch_api_stops_in_one_line(judge_db, tmp_path, m
     assert err.count("\n") == 1 and err.startswith("error: stopped: http://127.0.0.1:")
     assert "has no Batch API (upload: HTTP 404); run without --batch" in err
     assert batches(judge_db) == [] or all(b.batch_id is None for b in batches(judge_db))
+
+
+def test_a_schema_the_batch_endpoint_rejects_is_sent_in_the_form_it_takes_next_time(
+        judge_db, tmp_path, monkeypatch, capsys):
+    # as llama-cpp-python answers OpenAI's json_schema form: HTTP 500 naming json_object
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+
+    def llama_like(body):
+        if (body.get("response_format") or {}).get("type") == "json_schema":
+            return 500, {"error": {"message": "response_format type must be one of 'text' or "
+                                              "'json_object', but got: json_schema"}}
+        return greek(body)
+
+    with BatchServer(llama_like) as server:
+        assert run.main(argv(server, judge_db, tmp_path, "--batch", "--poll-interval", "0")) == 1
+        assert "responses: batch_error 2" in capsys.readouterr().out
+        assert run.main(argv(server, judge_db, tmp_path, "--batch", "--poll-interval", "0")) == 0
+        second = batches(judge_db)[1]
+        lines = server.files[second.input_file_id]["content"].decode().splitlines()
+        assert {json.loads(line)["body"]["response_format"]["type"] for line in lines} == {
+            "json_object"}  # the same schema, as the server's grammar
+    assert "responses: ok 2" in capsys.readouterr().out
+    assert {v[1] for v in verdicts(judge_db)} == {"ok"}
