@@ -3,7 +3,8 @@
 Two stand-ins of `testing/batch_server.py` forward every chat request (live, or a line of a
 batch) to an OpenAI-compatible server, e.g. SmolLM2 served by `python -m judges.serve`; one takes
 `judges.run` live, the other `judges.run --batch` (two endpoints, so two runs; each path with a
-cache of its own, so nothing is answered from a cache). On a copy of `--db` (nothing is written
+cache of its own, so nothing is answered from a cache; both take OpenAI's json_schema form and
+hand it to llama-cpp-python as its grammar). On a copy of `--db` (nothing is written
 to it), it prints per path: chat requests the model answered, HTTP requests the run made,
 tokens, the cost at `--price-in`/`--price-out` US dollars per million tokens (the batch at half,
 as judges.pricing bills it), and whether the two paths gave the same verdicts.
@@ -30,8 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def forward(upstream: str):
-    """An answer function for BatchServer: the body POSTed to the upstream server."""
+    """An answer function for BatchServer: the body POSTed to the upstream server, an OpenAI
+    json_schema response format handed on in llama-cpp-python's form (json_object + schema), so
+    the stand-ins take the schema as OpenAI does and both paths get the grammar."""
     def answer(body: dict) -> tuple[int, dict]:
+        form = body.get("response_format") or {}
+        if form.get("type") == "json_schema":
+            body = {**body, "response_format": {"type": "json_object",
+                                                "schema": form["json_schema"]["schema"]}}
         request = urllib.request.Request(f"{upstream}/chat/completions",
                                          data=json.dumps(body).encode(),
                                          headers={"Content-Type": "application/json"})
