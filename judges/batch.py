@@ -38,6 +38,7 @@ from db.models import utcnow
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, _chat_result, _short
 from judges.parse import BATCH_ERROR, EXPIRED
 from judges.pricing import cost_usd
+from judges.prompts import request_clusters
 from judges.runner import (
     RunConfig,
     RunSummary,
@@ -307,6 +308,8 @@ def run_batch(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                             prices, progress, redo, poll_s, wait_for_it)
     except EndpointUnusable as exc:  # as on the live path: the run stops, one line, exit 1
         summary.stopped = str(exc)
+    with session_scope(db_url) as session:
+        summary.run_cost_usd = session.get(models.JudgeRun, run_id).cost_usd
     return summary
 
 
@@ -354,8 +357,6 @@ def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, t
 
 
 def _finished(db_url, run_id: int, config: RunConfig, tax, redo) -> tuple[set, set]:
-    from judges.prompts import request_clusters
-
     with session_scope(db_url) as session:
         return finished_targets(session, run_id, len(request_clusters(config.prompt_strategy,
                                                                       tax)), redo)
@@ -408,8 +409,6 @@ def _store(db_url, run_id: int, outcomes: list, tax, summary: RunSummary, billed
         if row_id is not None:
             session.exec(update(models.JudgeBatch).where(models.JudgeBatch.id == row_id)
                          .values(status="collected", finished_at=utcnow()))
-        session.flush()
-        summary.run_cost_usd = session.get(run_table, run_id).cost_usd
     summary.prompt_tokens += billed.get("prompt", 0)
     summary.completion_tokens += billed.get("completion", 0)
     if summary.cost_usd is not None:
