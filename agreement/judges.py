@@ -27,7 +27,7 @@ from sqlmodel import Session
 from agreement.statistics import Confusion, bootstrap_ci, confusion
 from db import models as m
 from db.engine import get_engine
-from db.models import JUDGE_STATUSES
+from db.models import JUDGE_STATUSES, UNANSWERED_STATUSES
 from db.targets import TARGET_LANGUAGE
 from taxonomy import ACCURACY_LABELS
 
@@ -151,11 +151,11 @@ def _code_ids(codes) -> frozenset:
 def status_counts(statuses: Sequence[str]) -> dict:
     """Counts of each verdict status and the rates every report shows: `failure_rate` = share of
     verdicts not ok; `parse_failure_rate` and `empty_rate` = shares of the answered verdicts
-    (all but api_error, where the endpoint gave no answer)."""
+    (all but api_error, batch_error and expired, where no answer came)."""
     counts = pd.Series(list(statuses), dtype=object).value_counts()
     out: dict = {s: int(counts.get(s, 0)) for s in JUDGE_STATUSES}
     total = int(len(statuses))
-    answered = total - out["api_error"]
+    answered = total - sum(out[s] for s in UNANSWERED_STATUSES)
     out["verdicts"] = total
     out["failure_rate"] = 1.0 - out[OK] / total if total else math.nan
     out["parse_failure_rate"] = (sum(out[s] for s in FAILURE_STATUSES) / answered

@@ -35,7 +35,11 @@ ANNOTATION_STATUSES = ("done", "skipped", "flagged", "draft")  # draft: no accur
 CONTEXT_VARIANTS = ("none", "minimal", "full")
 NOISE_KINDS = ("none", "uniform", "targeted")
 JUDGE_STRATEGIES = ("standard", "cot", "rubric", "hierarchical")
-JUDGE_STATUSES = ("ok", "parse_error", "empty", "refused", "truncated", "api_error")
+JUDGE_STATUSES = ("ok", "parse_error", "empty", "refused", "truncated", "api_error",
+                  "batch_error", "expired")
+# no answer came: the endpoint gave none (api_error), a batch's line failed (batch_error), the
+# batch expired or was cancelled first (expired); such targets are asked again on the next run
+UNANSWERED_STATUSES = ("api_error", "batch_error", "expired")
 ACCURACY_CHECK = _in("accuracy", ACCURACY_LABELS)
 
 
@@ -360,8 +364,9 @@ class JudgeRun(SQLModel, table=True):
     prompt_language: str
     prompt_version: str
     params: dict = _json()  # temperature, seed, max_tokens, order policy, ...
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    # None: unknown (imported from a file that kept no token usage), never a false 0
+    prompt_tokens: Optional[int] = 0
+    completion_tokens: Optional[int] = 0
     cost_usd: Optional[float] = 0.0  # None: a price was unknown, so the cost is unknown
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -382,8 +387,8 @@ class JudgeResponse(SQLModel, table=True):
     raw_response: str = _text()
     repairs: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     error: Optional[str] = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: Optional[int] = 0  # None: unknown (an imported answer without usage)
+    completion_tokens: Optional[int] = 0
     latency_s: float = 0.0
     cached: bool = False
     created_at: datetime = Field(default_factory=utcnow)
@@ -406,6 +411,28 @@ class JudgeVerdict(SQLModel, table=True):
     codes: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     position: Optional[int] = None  # where this prediction stood in the prompt
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class JudgeBatch(SQLModel, table=True):
+    """One submission of a run's requests to an OpenAI-style Batch API (judges.batch): stored
+    before anything is sent, so a run killed while it waits collects the same batch again."""
+    __tablename__ = "judge_batch"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="judge_run.id", index=True, ondelete="CASCADE")
+    submission: str = Field(unique=True)  # our id for it, also in the batch's metadata
+    batch_id: Optional[str] = Field(default=None, index=True)  # the provider's, once created
+    input_file_id: Optional[str] = None
+    output_file_id: Optional[str] = None
+    error_file_id: Optional[str] = None
+    # preparing (nothing created yet), then the provider's (validating, in_progress, finalizing,
+    # completed, failed, expired, cancelling, cancelled), then collected (answers stored)
+    status: str = "preparing"
+    # custom_id -> {"target_id", "cluster", "key"}: which request each line is
+    requests: dict = _json()
+    counts: dict = _json()  # the provider's request_counts as last seen
+    error: Optional[str] = None
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: Optional[datetime] = None
 
 
 Index("ix_annotation_annotator_status", Annotation.annotator_id, Annotation.status)

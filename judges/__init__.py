@@ -10,5 +10,7 @@
   cache;
 - `judges.runner` / `python -m judges.run`: judging the targets of a database, resumably;
 - `judges.report` / `python -m judges.report`: failure rates and agreement with the humans;
-- `judges.importer` / `python -m judges.importer`: judge results of the study's layout as runs.
+- `judges.importer` / `python -m judges.importer`: judge results of the study's layout as runs;
+- `judges.jury` / `python -m judges.jury`: several runs combined into one verdict per item, as a
+  run of its own.
 """

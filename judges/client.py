@@ -86,7 +86,8 @@ class ChatResult:
     latency_s: float = 0.0
     cached: bool = False
     attempts: int = 0
-    error: str | None = None  # set: no answer (api_error)
+    error: str | None = None  # set: no answer, stored with the status `failure`
+    failure: str = "api_error"  # or, from a batch: batch_error, expired
     notes: list[dict] = field(default_factory=list)  # retries, fallbacks: go to repairs
     structured_rejected: bool = False
     json_object_offered: bool = False  # the rejection names json_object (llama-cpp-python)
@@ -177,7 +178,7 @@ class OpenAIBackend:
         self._openai = openai
         self.model, self.params = model, params
         self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
-        self.max_retries, self.sleep = max_retries, sleep
+        self.max_retries, self.sleep, self.timeout_s = max_retries, sleep, timeout_s
         self.backoff_base_s, self.backoff_cap_s = backoff_base_s, backoff_cap_s
         self.max_retry_after_s = max_retry_after_s
         self._rng = random.Random()
@@ -196,12 +197,27 @@ class OpenAIBackend:
         """The normalised base URL, without any user:password part (stored with the run)."""
         return normalise_endpoint(self.base_url)
 
+    @property
+    def api(self):
+        """The `openai` client (files and batches: judges.batch)."""
+        return self._client
+
+    def request_body(self, messages: list[dict], response_format: dict | None) -> dict[str, Any]:
+        """The chat-completions request (live, or one line of a batch)."""
+        body: dict[str, Any] = dict(model=self.model, messages=messages,
+                                    temperature=self.params.temperature, seed=self.params.seed)
+        body[self._token_param] = self.params.max_tokens
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
+
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         openai = self._openai
         notes: list[dict] = []
         if self.context_tokens:
             try:
-                needed = count_prompt_tokens(self.base_url, messages)
+                # as long as a request may take: a busy local server counts after its answer
+                needed = count_prompt_tokens(self.base_url, messages, self.timeout_s)
             except ValueError as exc:
                 raise EndpointUnusable(f"--context-tokens: {exc}") from None
             if needed >= self.context_tokens:
@@ -210,11 +226,7 @@ class OpenAIBackend:
                                   too_long=True, notes=[{"kind": "prompt_exceeds_context",
                                                          "prompt_tokens": needed,
                                                          "model_context": self.context_tokens}])
-        kwargs: dict[str, Any] = dict(model=self.model, messages=messages,
-                                      temperature=self.params.temperature, seed=self.params.seed)
-        kwargs[self._token_param] = self.params.max_tokens
-        if response_format is not None:
-            kwargs["response_format"] = response_format
+        kwargs = self.request_body(messages, response_format)
         started = time.monotonic()
         attempt = 0  # failed attempts so far; a parameter switch is not one
         while True:
@@ -412,10 +424,36 @@ class JudgeClient:
             self.stopped = self.stopped or reason
         return EndpointUnusable(self.stopped)
 
+    def request_key(self, messages: list[dict], response_format: dict | None) -> str:
+        """The request's identity: its key in the cache (and in a batch)."""
+        return cache_key(self.backend.name, self.backend.model, messages,
+                         self.backend.params.as_dict(), response_format, self.endpoint)
+
+    def request_format(self, schema: dict | None) -> tuple[dict | None, list[dict]]:
+        """(the response_format sent for `schema` as things stand, the notes that go with it)."""
+        notes: list[dict] = []
+        if (schema is not None and self.structured == "auto" and self.backend.supports_structured
+                and self._rejected):
+            notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
+        use_schema = schema is not None and self.structured_in_use
+        return (response_format_for(schema, self._schema_form) if use_schema else None), notes
+
+    def note_rejected(self, json_object_offered: bool = False) -> str | None:
+        """The endpoint rejected the schema: the form from now on (cached), "json_object" where the
+        rejection names it (llama-cpp-python), else "plain" (auto); None: no other form to try."""
+        if json_object_offered and self._schema_form == "json_schema":
+            self._schema_form, remembered = "json_object", {"form": "json_object"}
+        elif self.structured == "auto":
+            self._rejected, remembered = True, {"rejected": True}
+        else:
+            return None
+        if self.cache is not None:
+            self.cache.put(self._rejected_key, remembered)
+        return remembered.get("form", "plain")
+
     def _request(self, messages: list[dict], response_format: dict | None,
                  notes: list[dict], refresh: bool) -> ChatResult:
-        key = cache_key(self.backend.name, self.backend.model, messages,
-                        self.backend.params.as_dict(), response_format, self.endpoint)
+        key = self.request_key(messages, response_format)
         if self.cache is not None and not refresh:
             hit = self.cache.get(key)
             if hit is not None:
@@ -436,30 +474,18 @@ class JudgeClient:
     def complete(self, messages: list[dict], schema: dict | None,
                  refresh: bool = False) -> ChatResult:
         """One answer; `refresh` asks the endpoint even if the cache knows the request."""
-        notes: list[dict] = []
-        use_schema = schema is not None and self.structured_in_use
-        if (schema is not None and self.structured == "auto" and self.backend.supports_structured
-                and self._rejected):
-            notes.append({"kind": "plain_json_fallback", "reason": "endpoint rejected structured output"})
-        result = self._request(messages, response_format_for(schema, self._schema_form)
-                               if use_schema else None, notes, refresh)
-        if (result.structured_rejected and result.json_object_offered
-                and self._schema_form == "json_schema"):
-            # llama-cpp-python: the same schema as a json_object grammar
-            self._schema_form = "json_object"
-            if self.cache is not None:
-                self.cache.put(self._rejected_key, {"form": "json_object"})
-            notes = result.notes + [{"kind": "json_object_schema_used",
-                                     "reason": "endpoint rejected the json_schema form"}]
-            result = self._request(messages, response_format_for(schema, "json_object"), notes,
+        response_format, notes = self.request_format(schema)
+        result = self._request(messages, response_format, notes, refresh)
+        while result.structured_rejected:  # the json_object form, then plain JSON
+            form = self.note_rejected(result.json_object_offered)
+            if form is None:
+                break
+            note = {"kind": "json_object_schema_used", "reason": "endpoint rejected the "
+                    "json_schema form"} if form == "json_object" else {
+                "kind": "plain_json_fallback", "reason": "endpoint rejected structured output"}
+            result = self._request(messages, response_format_for(schema, "json_object")
+                                   if form == "json_object" else None, result.notes + [note],
                                    refresh)
-        if result.structured_rejected and self.structured == "auto":
-            self._rejected = True
-            if self.cache is not None:
-                self.cache.put(self._rejected_key, {"rejected": True})
-            notes = result.notes + [{"kind": "plain_json_fallback",
-                                     "reason": "endpoint rejected structured output"}]
-            result = self._request(messages, None, notes, refresh)
         self._count_failure(result)
         return result
 

@@ -8,7 +8,8 @@ segments kept in English: round(CMD x n) of them, chosen by a seeded shuffle, so
 seed) triple always gives the same prompt. Not switchable, so answers parse the same at every
 CMD: the output schema's field names and the input blocks' JSON keys (`output_fields`,
 `input_keys`), the code ids, the accuracy labels and the taxonomy's own texts (these come from the
-taxonomy package in the target language), and the {placeholders}.
+taxonomy package in the target language), and the {placeholders}; nor the languages' names and
+the pairs layout's texts (code-mixing is studied on the code-comment prompt).
 
 A code-mixed prompt is a `PromptTemplate` built in memory (name `<strategy>-cmd<CMD>-s<seed>`),
 so runs, prompt versions and reports treat it like any other prompt variant.
@@ -24,7 +25,9 @@ from judges.i18n import texts
 from judges.templates import PromptTemplate
 
 CMD_LEVELS = (0.0, 0.3, 0.6, 0.9, 1.0)
-NOT_SWITCHABLE = ("output_fields", "input_keys")
+# besides the field names: the languages' names (the sentence's grammar) and the pairs layout's
+# texts (code-mixing is studied on the code-comment prompt)
+NOT_SWITCHABLE = ("output_fields", "input_keys", "language_names", "pairs")
 
 
 def switchable_segments(lang: str, english: str = "en") -> list[tuple]:
@@ -72,8 +75,13 @@ def code_mixed_texts(lang: str, cmd: float, seed: int = 0) -> tuple[dict, list[t
     chosen = sorted(chosen[:round(cmd * len(paths))], key=paths.index)
     mixed, en = copy.deepcopy(texts(lang)), texts("en")
     for path in chosen:
-        _set(mixed, path, _get(en, path))
+        _set(mixed, path, _in_english(_get(en, path)))
     return mixed, chosen
+
+
+def _in_english(text: str) -> str:
+    """An English segment names the targets' language in English ({language_en})."""
+    return text.replace("{language}", "{language_en}")
 
 
 def code_mixed_template(strategy: str, lang: str, cmd: float, seed: int = 0) -> PromptTemplate:
@@ -91,4 +99,4 @@ def english_share(lang: str, mixed: dict) -> float:
     differing = [p for p in switchable_segments(lang) if _get(native, p) != _get(en, p)]
     if not differing:
         return 0.0
-    return sum(_get(mixed, p) == _get(en, p) for p in differing) / len(differing)
+    return sum(_get(mixed, p) == _in_english(_get(en, p)) for p in differing) / len(differing)

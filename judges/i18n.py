@@ -27,8 +27,12 @@ FIM_MASK = "<FIM_MASK>"
 # Canonical (English) output field names; the prompt uses their translations.
 OUTPUT_FIELDS = ("evaluations", "prediction_id", "reasoning", "errors", "code", "confidence",
                  "justification", "accuracy")
-# Canonical keys of the JSON input blocks.
-INPUT_KEYS = ("id", "name", "description", "inclusion", "exclusion", "comment")
+# Canonical keys of the JSON input blocks ("text": a pairs target's reference and predictions).
+INPUT_KEYS = ("id", "name", "description", "inclusion", "exclusion", "comment", "text")
+# the texts a pairs target's prompt (a reference and predictions, no code) uses instead of the
+# code-comment ones: the `pairs` mapping of each file
+PAIRS_KEYS = ("system_role", "bias", "h_original", "h_context", "standard_steps", "cot_steps",
+              "rubric_steps")
 CODE_TEXT_FIELDS = ("name", "description", "inclusion", "exclusion")
 
 # key -> shape: "text", "list" (of texts), or a tuple of the sub-keys a mapping must have
@@ -42,9 +46,11 @@ KEYS: dict[str, object] = {
     "absent_if": "text", "none_listed": "text", "cluster_focus": "text",
     "output_instruction": "text", "ph_code": "text", "ph_reasoning": "text",
     "ph_justification": "text", "judge_code_texts": "code_texts",
+    "language_names": "language_names", "pairs": "pairs",
 }
-# the {names} a text may use: judges.prompts fills these in
-FORMAT_NAMES = frozenset({"mask", "ids", "labels", *OUTPUT_FIELDS})
+# the {names} a text may use: judges.prompts fills these in ({language}: the targets' language,
+# named by `language_name`)
+FORMAT_NAMES = frozenset({"mask", "ids", "labels", "language", *OUTPUT_FIELDS})
 
 
 class PromptTextError(InputError):
@@ -87,6 +93,23 @@ def validate_texts(table, where: str, *, partial: bool = False) -> dict:
             _check_text(value, at)
         elif shape == "list":
             _check_list(value, at)
+        elif shape == "language_names":
+            if not isinstance(value, dict) or (not partial and not set(PROMPT_LANGUAGES) <= set(value)):
+                raise PromptTextError(f"{at}: must map language codes to names, the five prompt "
+                                      f"languages ({', '.join(PROMPT_LANGUAGES)}) included")
+            for code, name in value.items():
+                if not isinstance(name, str) or not name.strip() or "{" in name:
+                    raise PromptTextError(f"{at}.{code}: must be a non-empty name")
+        elif shape == "pairs":
+            if not isinstance(value, dict):
+                raise PromptTextError(f"{at}: must map text keys to the pairs prompt's texts")
+            unknown = sorted(set(map(str, value)) - set(PAIRS_KEYS))
+            missing = [] if partial else [k for k in PAIRS_KEYS if k not in value]
+            if unknown or missing:
+                raise PromptTextError(f"{at}: " + (f"unknown key(s) {', '.join(unknown)}" if unknown
+                                                   else f"missing key(s) {', '.join(missing)}"))
+            for sub, text in value.items():
+                (_check_list if KEYS[sub] == "list" else _check_text)(text, f"{at}.{sub}")
         elif shape == "code_texts":
             if not isinstance(value, dict):
                 raise PromptTextError(f"{at}: must map code ids to their texts")
@@ -128,6 +151,18 @@ def texts(lang: str) -> dict:
         raise ValueError(
             f"unknown prompt language {lang!r}; expected one of {', '.join(PROMPT_LANGUAGES)}")
     return read_text_file(DATA_DIR / f"prompts.{lang}.yaml")
+
+
+def language_name(code: str, lang: str, table: dict | None = None) -> str:
+    """The language `code` as the prompt language `lang` names it in its sentences (its file's
+    `language_names`); a language that has no entry there: its English name and its code."""
+    from taxonomy.languages import ENGLISH_NAMES
+
+    name = ((table or texts(lang)).get("language_names") or {}).get(code)
+    if name is not None:
+        return name
+    english = ENGLISH_NAMES.get(code, code)
+    return english if lang == "en" else f"{english} ({code})"
 
 
 def field_name(canonical: str, lang: str) -> str:

@@ -28,9 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 
 from db import models as m
-from db.engine import add_database_argument, resolve_url, session_scope, shown_url
+from db.engine import (
+    add_database_argument,
+    get_engine,
+    read_only_url,
+    resolve_url,
+    session_scope,
+    shown_url,
+)
 from db.formats import LANGUAGE_NAMES, FormatError, check_language, locate_comment
 from db.importer import ImportFailed, Problems, RecordWriter
 from db.importer.errors import Reject
@@ -80,8 +88,43 @@ def study_files(paths) -> list[Path]:
     return files
 
 
+def experiment_instances(path: Path, data: dict) -> tuple[list[dict], str, str]:
+    """The study's experiments layout (`rubric_results.json`: file id -> {"instance",
+    "judge_evaluation": {"<strategy>_evaluator": {judge model: its chat completion}}}) as
+    judge_results.json instances, with the judge model and strategy it names; ImportFailed
+    naming the entry where it is not that layout."""
+    instances, judges = [], set()
+    for key, entry in data.items():
+        evaluation = entry.get("judge_evaluation") if isinstance(entry, dict) else None
+        if not isinstance(evaluation, dict) or not isinstance(entry.get("instance"), dict):
+            raise ImportFailed(str(path), f"entry {key!r}", "judge_evaluation", "expected a JSON "
+                               "list of instances (judge_results.json) or a mapping of entries "
+                               "with 'instance' and the judge's completion under "
+                               "'judge_evaluation' (the study's experiments layout)")
+        answers = [(evaluator, model, completion) for evaluator, by_model in evaluation.items()
+                   if isinstance(by_model, dict) for model, completion in by_model.items()]
+        if len(answers) != 1 or not isinstance(answers[0][2], dict):
+            raise ImportFailed(str(path), f"entry {key!r}", "judge_evaluation", "expected one "
+                               "judge's completion (an evaluator holding one model's answer)")
+        evaluator, model, completion = answers[0]
+        judges.add((model, evaluator.removesuffix("_evaluator")))
+        choice = (completion.get("choices") or [{}])[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        instances.append({**entry["instance"],
+                          "raw_response": (message or {}).get("content"),
+                          "finish_reason": choice.get("finish_reason") if message else None,
+                          "usage": completion.get("usage")})
+    if len(judges) != 1:
+        raise ImportFailed(str(path), "file", "judge_evaluation", "expected the answers of one "
+                           f"judge and strategy, found {len(judges)}")
+    model, strategy = judges.pop()
+    return instances, model, strategy
+
+
 def run_info(path: Path, args) -> RunInfo:
-    """The run's model, strategy and prompt language: flags first, then the folder's name."""
+    """The run's model, strategy and prompt language: flags first, then what the file says (the
+    study's folder name `<model>_-<lang>_-<prompt-lang>_-<strategy>`, or the experiments
+    layout's evaluator and judge)."""
     try:
         data = path.read_bytes()
         instances = json.loads(data)
@@ -89,14 +132,20 @@ def run_info(path: Path, args) -> RunInfo:
         raise ImportFailed(str(path), "file", None, f"cannot read: {exc.strerror}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ImportFailed(str(path), "file", None, f"not JSON: {exc}") from None
+    named_model = named_strategy = None
+    if isinstance(instances, dict) and instances:
+        instances, named_model, named_strategy = experiment_instances(path, instances)
     if not isinstance(instances, list) or not all(isinstance(i, dict) for i in instances):
         raise ImportFailed(str(path), "file", None, "expected a JSON list of instances "
-                           "(the study's judge_results.json layout)")
+                           "(the study's judge_results.json layout) or its experiments layout "
+                           "(a mapping of entries with 'instance' and 'judge_evaluation')")
     parts = path.parent.name.split("_-")
     named = len(parts) == 4 and parts[3] in JUDGE_STRATEGIES and parts[2] in PROMPT_LANGUAGES
-    strategy = args.strategy or (parts[3] if named else None) or (
+    if named_strategy not in JUDGE_STRATEGIES:
+        named_strategy = None
+    strategy = args.strategy or (parts[3] if named else named_strategy) or (
         "hierarchical" if any("cluster_details" in i for i in instances) else None)
-    model = args.model or (parts[0] if named else None)
+    model = args.model or (parts[0] if named else named_model)
     langs = {args.lang or (i.get("metadata") or {}).get("language") for i in instances}
     if len(langs) == 1 and None not in langs:
         try:
@@ -125,10 +174,11 @@ def _text(instance: dict, *keys: str, required: bool = True) -> str | None:
     return value
 
 
-def _count(value) -> int:
-    """A token count from `usage`; anything else is a problem of the instance."""
+def _count(value) -> int | None:
+    """A token count from `usage` (None: the file did not keep it, unknown); anything else is a
+    problem of the instance."""
     if value is None:
-        return 0
+        return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise FormatError(f"a token count must be a whole number, got {value!r:.20}", "usage")
     return value
@@ -136,7 +186,8 @@ def _count(value) -> int:
 
 def _answers(instance: dict) -> list[tuple[str, str | None, object, dict]]:
     """(cluster, answer text, the study's parse, notes) per request of one instance; a request
-    whose answer is missing (or no text) has None, which parses as a parse_error."""
+    whose answer is missing (or no text) has None, which parses as a parse_error. (The answer's
+    finish_reason, where the file kept it, is the instance's `finish_reason`.)"""
     def text(value):
         return value if isinstance(value, str) else None
 
@@ -152,6 +203,17 @@ def _answers(instance: dict) -> list[tuple[str, str | None, object, dict]]:
         return [("", json.dumps(study, ensure_ascii=False), study,
                  {"kind": "answer_rebuilt_from_study_parse"})]
     return [("", raw, study, {})]
+
+
+def _finish_reason(instance: dict) -> str | None:
+    value = instance.get("finish_reason")
+    return value if isinstance(value, str) else None
+
+
+def _usage(instance: dict) -> dict | None:
+    """The instance's token usage, None where the file kept none."""
+    usage = instance.get("usage")
+    return usage if isinstance(usage, dict) else None
 
 
 class StudyImport:
@@ -238,7 +300,8 @@ class StudyImport:
             parsed = parse_response(text, lang=self.info.prompt_lang, strategy=self.info.strategy,
                                     tax=self.tax, offered=self.offered, prediction_ids=ids,
                                     prediction_models=dict(zip(ids, names)),
-                                    code_variant=self.variant, accuracy_asked=accuracy_asked)
+                                    code_variant=self.variant, accuracy_asked=accuracy_asked,
+                                    finish_reason=_finish_reason(instance))
             if text is None:
                 parsed.error = "the file holds no answer for this request"
             out[cluster] = (parsed, text, study, note)
@@ -247,13 +310,14 @@ class StudyImport:
     def judged(self, instance: dict, target: dict, model_names: list[str]) -> list[dict]:
         """The instance's responses and verdicts, read by judges.parse."""
         ids = prediction_ids(len(model_names))
-        usage = instance.get("usage") if isinstance(instance.get("usage"), dict) else {}
+        usage = _usage(instance) or {}
         run = self.info.signature(self.variant)
         records, parsed_by_cluster = [], {}
         for n, (cluster, (parsed, text, study, note)) in enumerate(
                 self._parse(instance, self.accuracy_asked).items()):
             parsed_by_cluster[cluster] = parsed
-            tokens = {k: _count(usage.get(k)) if n == 0 else 0
+            # the instance's usage goes on its first response (unknown on all without one)
+            tokens = {k: _count(usage.get(k)) if n == 0 or usage.get(k) is None else 0
                       for k in ("prompt_tokens", "completion_tokens")}
             records.append({"type": "judge_response", "run": run, **target, "cluster": cluster,
                             "status": parsed.status, "raw_response": text or "",
@@ -269,18 +333,23 @@ class StudyImport:
                             "codes": [c.as_dict() for c in verdict.codes], "position": position})
         return records
 
+    def run_tokens(self) -> dict:
+        """The run's tokens: the instances' sum, None (unknown) unless every one kept its count
+        (a bad count is its instance's problem, named there)."""
+        out = {}
+        for key in ("prompt_tokens", "completion_tokens"):
+            counts = [(_usage(i) or {}).get(key) for i in self.info.instances]
+            known = all(isinstance(c, int) and not isinstance(c, bool) for c in counts)
+            out[key] = sum(counts) if known else None
+        return out
+
     def run_record(self) -> dict:
-        usage = [i.get("usage") for i in self.info.instances if isinstance(i.get("usage"), dict)]
         langs = sorted({self.language(i) for i in self.info.instances
                         if self.lang or _text(i, "metadata", "language", required=False)})
         return {"type": "judge_run", "signature": self.info.signature(self.variant),
                 "model": self.info.model, "backend": BACKEND, "strategy": self.info.strategy,
                 "prompt_language": self.info.prompt_lang,
-                "prompt_version": self.info.version, "cost_usd": None,
-                # a bad count is its instance's problem (judged), named there
-                **{k: sum(v for u in usage if isinstance(v := u.get(k), int)
-                          and not isinstance(v, bool)) for k in ("prompt_tokens",
-                                                                  "completion_tokens")},
+                "prompt_version": self.info.version, "cost_usd": None, **self.run_tokens(),
                 "params": {"imported_from": f"{self.info.path.parent.name}/{self.info.path.name}",
                            "sha256": self.info.sha256, "target_language": ",".join(langs),
                            "code_variant": self.variant or self.tax.version, "order": "fixed",
@@ -326,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     url = resolve_url(args.db)
     problems = Problems(collect=args.check)
-    with session_scope(url) as session:  # ImportFailed (a UserError): one line, nothing written
+    checked = check_url(url) if args.check else url
+    with session_scope(checked) as session:  # ImportFailed (a UserError): one line, nothing written
         writer, jobs = import_study(session, args.paths, args, problems)
         if args.check:
             session.rollback()
@@ -334,13 +404,37 @@ def main(argv: list[str] | None = None) -> int:
         print(problem, file=sys.stderr)
     if problems:
         raise UserError(f"check: {len(problems)} problem(s); nothing was written")
+    statuses: dict[str, int] = {}
     for job in jobs:
         answers = ", ".join(f"{k} {v}" for k, v in sorted(job.statuses.items()))
         print(f"{job.info.path}: judge {job.info.model}, {job.info.strategy}, prompt "
               f"{job.info.prompt_lang}: {len(job.info.instances)} instances; answers: {answers}")
+        for status, n in job.statuses.items():
+            statuses[status] = statuses.get(status, 0) + n
+    if checked != url:
+        print(f"check: no database at {shown_url(url)} yet: checked against an empty one")
     print(("check: an import would write:" if args.check else
            f"imported into {shown_url(url)} (one transaction):") + "\n" + writer.stats.summary())
-    return EXIT_OK if any(job.statuses.get("ok") for job in jobs) or args.check else EXIT_NOTHING_DONE
+    if statuses.get("ok"):
+        return EXIT_OK
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "none"
+    print(f"{'warning' if args.check else 'error'}: none of the {sum(statuses.values())} answers "
+          f"{'would be' if args.check else 'was'} read ok ({counts}); "
+          f"{'they would be' if args.check else 'they are'} stored as the judge gave them: see "
+          "`python -m judges.report` and each response's error", file=sys.stderr)
+    return EXIT_OK if args.check else EXIT_NOTHING_DONE
+
+
+def check_url(url: str) -> str:
+    """Where `--check` reads and rolls back: the database itself, or, where it is a SQLite file
+    that does not exist yet, an empty one in memory (creating the file would be a write). A
+    database whose schema is not the newest is refused (upgrading it would be a write)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") \
+            and not parsed.query.get("uri") and not Path(parsed.database).exists():
+        return "sqlite://"
+    get_engine(read_only_url(url))  # DatabaseNotReadable (one line) unless at the newest schema
+    return url
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ case-insensitive, given `prediction_models`); `overall_quality` for the accuracy
 (correct / partially_correct / partial / incorrect); `explanation` for the reasoning; codes as
 strings, objects (`code` or `error_id`) or a PRESENT/ABSENT map (`judges.parse_codes`). A
 prediction whose codes cannot be read is parse_error with the reason, never `ok` with fewer codes.
+A key an object repeats (`"accuracy": "correct", "accuracy": "incorrect"`) is recorded
+(`duplicate_key`); with different values, the entry holding it is parse_error naming the key
+(the whole answer where it is outside every entry), never read as its last value.
 
 Statuses (JudgeResponse.status and JudgeVerdict.status):
 - ok: usable JSON with at least one prediction judged;
@@ -20,10 +23,13 @@ Statuses (JudgeResponse.status and JudgeVerdict.status):
   content is unusable (no entry names a known prediction, only unknown codes, an echoed
   placeholder of the example such as "<error code>");
 - truncated: the model stopped at the token limit (finish_reason "length"), typically repeating
-  itself; the answer is not used even if a prefix parses. Reports count it as a parse failure;
+  itself, or the answer ends inside its JSON document whatever the finish_reason (none, in
+  files written elsewhere): cut off. The answer is not used even if a prefix parses (no
+  prediction is `ok` from a broken document). Reports count it as a parse failure;
 - empty: valid JSON, but nothing in it (no evaluations, or only blank ones);
 - refused: the endpoint flagged a refusal (message.refusal, finish_reason "content_filter");
-- api_error: no answer at all (set by the client, not here).
+- api_error: no answer at all (set by the client, not here); from a batch (judges.batch):
+  batch_error (its line failed) and expired (the batch ended before answering it).
 """
 from __future__ import annotations
 
@@ -38,9 +44,10 @@ from judges.parse_codes import CodeFinding, CodeReader
 from taxonomy import ACCURACY_LABELS, AccuracyLabel, TaxonomyError
 
 # the statuses are defined once, in db.models; these names only spell them
-OK, PARSE_ERROR, EMPTY, REFUSED, TRUNCATED, API_ERROR = JUDGE_STATUSES
-# a failed response status wins over a worse one when several are merged (hierarchical)
-STATUS_SEVERITY = {API_ERROR: 5, REFUSED: 4, TRUNCATED: 3, PARSE_ERROR: 2, EMPTY: 1, OK: 0}
+OK, PARSE_ERROR, EMPTY, REFUSED, TRUNCATED, API_ERROR, BATCH_ERROR, EXPIRED = JUDGE_STATUSES
+# a failed response status wins over a worse one when several are merged (hierarchical, juries)
+STATUS_SEVERITY = {EXPIRED: 7, BATCH_ERROR: 6, API_ERROR: 5, REFUSED: 4, TRUNCATED: 3,
+                   PARSE_ERROR: 2, EMPTY: 1, OK: 0}
 
 
 @dataclass
@@ -78,15 +85,47 @@ def _failed(status: str, ids: Sequence[str], error: str, repairs: list[dict]) ->
                           repairs, error)
 
 
+class CutOff(ValueError):
+    """The answer ends inside a JSON document: it was cut off (a token limit, a dropped
+    connection, a file that kept only part of it)."""
+
+
+class _Object(dict):
+    """A JSON object that remembers the keys it was given more than once (json keeps the last)."""
+    duplicates: tuple = ()
+
+
+def _object(pairs: list) -> _Object:
+    obj, repeated = _Object(), {}
+    for key, value in pairs:
+        if key in obj:
+            repeated.setdefault(key, [obj[key]]).append(value)
+        obj[key] = value
+    obj.duplicates = tuple(repeated.items())
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+
+
+def _ends_inside(text: str, start: int, exc: json.JSONDecodeError) -> bool:
+    """Whether decoding a document that starts like JSON at `start` failed because the text
+    ended inside it (not because of a stray brace in prose)."""
+    if text[start + 1:].lstrip()[:1] not in ('"', "{", "["):
+        return False
+    return exc.pos >= len(text) or exc.msg.startswith("Unterminated string")
+
+
 def extract_json(text: str, repairs: list[dict]) -> Any:
     """The JSON value in `text`, stripping a BOM, code fences and surrounding prose; raises
-    ValueError when there is none. Each step taken is appended to `repairs`."""
+    CutOff when the text ends inside a JSON document, ValueError when there is none. Each step
+    taken is appended to `repairs`; objects keep the keys they repeat (`duplicate_keys`)."""
     if text.startswith("\ufeff"):
         text = text.lstrip("\ufeff")
         repairs.append({"kind": "bom_removed"})
     stripped = text.strip()
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, object_pairs_hook=_object)
     except json.JSONDecodeError:
         pass
     fenced = _FENCE.match(stripped)
@@ -94,16 +133,20 @@ def extract_json(text: str, repairs: list[dict]) -> Any:
         repairs.append({"kind": "code_fence_removed"})
         stripped = fenced.group(1).strip()
         try:
-            return json.loads(stripped)
+            return json.loads(stripped, object_pairs_hook=_object)
         except json.JSONDecodeError:
             pass
-    decoder = json.JSONDecoder()
+    cut_at = None  # where a document starts that the text ends inside
     for match in re.finditer(r"[{\[]", stripped):
         start = match.start()
         try:
-            value, end = decoder.raw_decode(stripped, start)
-        except json.JSONDecodeError:
+            value, end = _DECODER.raw_decode(stripped, start)
+        except json.JSONDecodeError as exc:
+            if cut_at is None and _ends_inside(stripped, start, exc):
+                cut_at = start
             continue
+        if cut_at is not None:  # a part of the cut-off document, not the answer
+            break
         if not isinstance(value, (dict, list)) or (isinstance(value, list) and not value):
             continue
         before, after = stripped[:start].strip(), stripped[end:].strip()
@@ -112,7 +155,35 @@ def extract_json(text: str, repairs: list[dict]) -> Any:
         if after:
             repairs.append({"kind": "text_after_json_removed", "chars": len(after)})
         return value
+    if cut_at is not None:
+        repairs.append({"kind": "json_cut_off", "chars": len(stripped) - cut_at})
+        raise CutOff(f"the answer stops mid-JSON: cut off after {len(stripped) - cut_at} "
+                     "characters of its JSON")
     raise ValueError("no JSON object found in the response")
+
+
+def duplicate_keys(value: Any, where: str = "$") -> list[tuple[int, str, str, list]]:
+    """(id of the object, where, key, the values given) for every key an object of `value`
+    repeats, at any depth."""
+    found = []
+    if isinstance(value, dict):
+        found += [(id(value), where, key, values)
+                  for key, values in getattr(value, "duplicates", ())]
+        for key, item in value.items():
+            found += duplicate_keys(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += duplicate_keys(item, f"{where}[{index}]")
+    return found
+
+
+def _conflict(key: str, values: list) -> str | None:
+    """What is wrong with a key given several different values; None when they agree."""
+    if all(v == values[0] for v in values[1:]):
+        return None
+    shown = ", ".join(json.dumps(v, ensure_ascii=False)[:40] for v in values)
+    return (f"{json.dumps(key, ensure_ascii=False)} given {len(values)} times with different "
+            f"values ({shown}): which the judge meant is unknown")
 
 
 def _canonical_key(key: str, lang: str, repairs: list[dict], where: str) -> str | None:
@@ -240,8 +311,19 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
         return _failed(PARSE_ERROR, ids, "the response has no text", repairs)
     try:
         value = extract_json(text, repairs)
+    except CutOff as exc:
+        return _failed(TRUNCATED, ids, f"{exc} (finish_reason={finish_reason or 'none'})",
+                       repairs)
     except ValueError as exc:
         return _failed(PARSE_ERROR, ids, str(exc), repairs)
+    duplicates = duplicate_keys(value)
+    conflicts: dict[int, str] = {}  # id of an object -> what its repeated key leaves unknown
+    for obj, where, key, values in duplicates:
+        problem = _conflict(key, values)
+        repairs.append({"kind": "duplicate_key", "where": where, "key": key, "values": values,
+                        "kept": None if problem else "the one value given"})
+        if problem:
+            conflicts.setdefault(obj, f"{where}: {problem}")
 
     if isinstance(value, list):
         repairs.append({"kind": "top_level_list_as_evaluations"})
@@ -272,6 +354,10 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
 
     if not any(isinstance(raw, dict) for raw in evaluations):
         return _failed(PARSE_ERROR, ids, "the evaluations hold no JSON objects", repairs)
+    in_entries = {obj for raw in evaluations for obj, *_ in duplicate_keys(raw)}
+    outside = [problem for obj, problem in conflicts.items() if obj not in in_entries]
+    if outside:  # e.g. "evaluations" given twice: no entry can be trusted
+        return _failed(PARSE_ERROR, ids, outside[0], repairs)
     verdicts: dict[str, PredictionVerdict] = {}
     unmatched = 0  # entries that name no prediction of this request: content, but unusable
     for index, raw in enumerate(evaluations):
@@ -285,6 +371,11 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
             continue
         if pid in verdicts:
             repairs.append({"kind": "duplicate_prediction_ignored", "prediction": pid})
+            continue
+        conflict = next((conflicts[obj] for obj, *_ in duplicate_keys(raw) if obj in conflicts),
+                        None)
+        if conflict is not None:
+            verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, error=f"{pid}: {conflict}")
             continue
         reasoning = entry.get("reasoning")
         reasoning = reasoning if isinstance(reasoning, str) or reasoning is None else json.dumps(

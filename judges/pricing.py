@@ -8,6 +8,8 @@ import yaml
 from nlce.cli import InputError
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.yaml")
+BATCH_DISCOUNT = 0.5  # OpenAI's Batch API: half the price of the same tokens sent live
+BATCH_PRICES = ("batch_input_per_mtok", "batch_output_per_mtok")  # optional, per model
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
@@ -26,19 +28,24 @@ def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
         try:
             prices[str(model)] = {"input_per_mtok": float(entry["input_per_mtok"]),
                                   "output_per_mtok": float(entry["output_per_mtok"])}
+            prices[str(model)].update({k: float(entry[k]) for k in BATCH_PRICES if k in entry})
         except (TypeError, KeyError, ValueError):
             raise InputError(f"{path}: model {model!r} needs numeric input_per_mtok and "
-                             "output_per_mtok") from None
+                             "output_per_mtok (and batch_*_per_mtok, if given)") from None
     return prices
 
 
 def cost_usd(prices: dict, model: str, backend: str, prompt_tokens: int,
-             completion_tokens: int) -> float | None:
-    """The cost of these tokens, or None when the model's price is unknown."""
+             completion_tokens: int, batch: bool = False) -> float | None:
+    """The cost of these tokens, or None when the model's price is unknown; `batch`: at the
+    Batch API's price (the table's batch_*_per_mtok, else BATCH_DISCOUNT of the live price)."""
     if backend == "local":
         return 0.0
     entry = prices.get(model)
     if entry is None:
         return None
-    return (prompt_tokens * entry["input_per_mtok"]
-            + completion_tokens * entry["output_per_mtok"]) / 1_000_000
+    rate_in, rate_out = entry["input_per_mtok"], entry["output_per_mtok"]
+    if batch:
+        rate_in = entry.get("batch_input_per_mtok", rate_in * BATCH_DISCOUNT)
+        rate_out = entry.get("batch_output_per_mtok", rate_out * BATCH_DISCOUNT)
+    return (prompt_tokens * rate_in + completion_tokens * rate_out) / 1_000_000

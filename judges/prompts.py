@@ -15,6 +15,11 @@ the predictions; the judge answers, per prediction, with error codes and an accu
 A prompt variant from a file (`judges.templates.PromptTemplate`) may stand wherever a strategy
 name does: it uses its base strategy's layout and schema with its own wording.
 
+Two layouts: `code` (a comment cut out of a file, shown around FIM_MASK) and `pairs` (a pairs
+target: a reference text and predictions, no code; its context text, if any, shown as it is),
+whose wording replaces the code-comment texts where the files' `pairs` mapping has one. The
+system role names the targets' language (`{language}`), in any language the database holds.
+
 Every word is in the prompt language; `prompt_version` hashes everything a prompt is made of,
 so a change of wording (or of the taxonomy) changes the version stored with each verdict.
 """
@@ -22,11 +27,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from db.models import JUDGE_STRATEGIES as STRATEGIES
-from judges.i18n import FIM_MASK, texts
+from judges.i18n import FIM_MASK, language_name, texts
 from judges.templates import PromptTemplate
 from taxonomy import ACCURACY_LABELS
 
@@ -37,12 +42,17 @@ class Prediction:
     comment: str
 
 
+LAYOUTS = ("code", "pairs")
+
+
 @dataclass(frozen=True)
 class JudgeInput:
     """Everything the judge sees about one target."""
-    original_comment: str
-    code_context: str  # the source with FIM_MASK where the comment was
+    original_comment: str  # pairs layout: the reference text
+    code_context: str  # the source with FIM_MASK where the comment was (pairs: a context, or "")
     predictions: tuple[Prediction, ...]
+    layout: str = "code"  # or "pairs"
+    language: str | None = None  # the targets' language (None: the prompt language)
 
     @property
     def prediction_ids(self) -> tuple[str, ...]:
@@ -84,8 +94,15 @@ def strategy_name(strategy: "str | PromptTemplate") -> str:
     return strategy.name if isinstance(strategy, PromptTemplate) else strategy
 
 
-def strategy_texts(strategy: "str | PromptTemplate", lang: str) -> dict:
-    return strategy.texts(lang) if isinstance(strategy, PromptTemplate) else texts(lang)
+def strategy_texts(strategy: "str | PromptTemplate", lang: str, layout: str = "code") -> dict:
+    """The wording of a request: the prompt language's texts (a template's where it replaces
+    them), with the pairs texts in place of the code-comment ones for the pairs layout."""
+    t = strategy.texts(lang) if isinstance(strategy, PromptTemplate) else texts(lang)
+    if layout == "pairs":
+        return {**t, **t["pairs"]}
+    if layout != "code":
+        raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
+    return t
 
 
 def _code(tax, item):
@@ -179,9 +196,13 @@ def accuracy_block(tax, lang: str) -> str:
     return "\n".join(lines)
 
 
+def _text_key(judge_input: JudgeInput, keys: dict) -> str:
+    return keys["text" if judge_input.layout == "pairs" else "comment"]
+
+
 def predictions_block(judge_input: JudgeInput, lang: str, t: dict | None = None) -> str:
     keys = (t or texts(lang))["input_keys"]
-    return _json_block([{keys["id"]: p.id, keys["comment"]: p.comment}
+    return _json_block([{keys["id"]: p.id, _text_key(judge_input, keys): p.comment}
                         for p in judge_input.predictions])
 
 
@@ -256,16 +277,19 @@ def _bullets(lines: Iterable[str]) -> str:
 
 def build_messages(strategy: "str | PromptTemplate", judge_input: JudgeInput, lang: str, tax,
                    cluster: str = "") -> list[dict]:
-    """The chat messages (system, user) of one request, entirely in `lang`."""
-    t = strategy_texts(strategy, lang)
+    """The chat messages (system, user) of one request, entirely in `lang` (the targets'
+    language, `judge_input.language`, named in it), in the input's layout."""
+    t = strategy_texts(strategy, lang, judge_input.layout)
     variant, strategy = strategy, base_strategy(strategy)
     f = t["output_fields"]
     codes = offered_codes(strategy, tax, cluster)
     labels = accuracy_names(tax, lang)
-    fmt = {"mask": FIM_MASK, **f}
+    target = judge_input.language or lang
+    fmt = {"mask": FIM_MASK, "language": language_name(target, lang, t),
+           "language_en": language_name(target, "en"), **f}  # (code-mixed English segments)
 
     system = "\n\n".join([
-        t["system_role"],
+        t["system_role"].format(**fmt),
         t["rules"] + "\n" + _bullets(t["bias"]),
         t["json_only"],
     ])
@@ -282,9 +306,10 @@ def build_messages(strategy: "str | PromptTemplate", judge_input: JudgeInput, la
     else:
         parts.append(f"## {t['h_taxonomy']}\n\n{taxonomy_block(tax, codes, lang, t)}")
     parts.append(f"## {t['h_accuracy']}\n\n{accuracy_block(tax, lang)}")
-    original = _json_block({t["input_keys"]["comment"]: judge_input.original_comment})
+    original = _json_block({_text_key(judge_input, t["input_keys"]): judge_input.original_comment})
     parts.append(f"## {t['h_original']}\n\n{original}")
-    parts.append(f"## {t['h_context'].format(mask=FIM_MASK)}\n\n```\n{judge_input.code_context}\n```")
+    if judge_input.layout == "code" or judge_input.code_context.strip():  # pairs: if it has one
+        parts.append(f"## {t['h_context'].format(**fmt)}\n\n```\n{judge_input.code_context}\n```")
     parts.append(f"## {t['h_predictions']}\n\n{predictions_block(judge_input, lang, t)}")
 
     steps = t[{"cot": "cot_steps", "rubric": "rubric_steps"}.get(strategy, "standard_steps")]
@@ -295,10 +320,10 @@ def build_messages(strategy: "str | PromptTemplate", judge_input: JudgeInput, la
     parts.append(t["remember"] + "\n" + _bullets(t["bias"]))
 
     ids = judge_input.prediction_ids
-    example = example_output(variant, lang, ids or ("P1",), labels)
+    example = example_output(variant, lang, ids or ("P1",), labels)  # same in either layout
     parts.append(
         f"## {t['h_output']}\n\n"
-        + t["output_instruction"].format(ids=", ".join(ids), labels=", ".join(labels), **f)
+        + t["output_instruction"].format(**{**fmt, "ids": ", ".join(ids), "labels": ", ".join(labels)})
         + "\n\n" + _json_block(example)
     )
     return [{"role": "system", "content": system},
@@ -312,18 +337,24 @@ _PROBE = JudgeInput(
     code_context=f"<before>{FIM_MASK}<after>",
     predictions=tuple(Prediction(pid, f"<{pid}>") for pid in prediction_ids(5)),
 )
+_PROBES = {"code": _PROBE, "pairs": replace(_PROBE, code_context="<context>", layout="pairs")}
 
 
-def prompt_version(strategy: "str | PromptTemplate", lang: str, tax) -> str:
-    """`<strategy>-<lang>-<12 hex>`: a hash of every request this strategy (or template)
-    renders for a fixed probe input (all wording, layout, taxonomy texts) plus the taxonomy
-    version."""
+def prompt_version(strategy: "str | PromptTemplate", lang: str, tax, target_lang: str | None = None,
+                   layouts: Sequence[str] = ("code",)) -> str:
+    """`<strategy>-<lang>-<12 hex>` (`<strategy>-pairs-<lang>-...` for pairs targets,
+    `-mixed-` for both): a hash of every request this strategy (or template) renders in these
+    layouts for a fixed probe input in the targets' language (all wording, layout, taxonomy
+    texts) plus the taxonomy version."""
     digest = hashlib.sha256()
     digest.update(f"taxonomy={tax.version}\n".encode())
-    for cluster in request_clusters(strategy, tax):
-        messages = build_messages(strategy, _PROBE, lang, tax, cluster)
-        digest.update(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode())
-        schema = output_schema(strategy, lang, offered_codes(strategy, tax, cluster),
-                               _PROBE.prediction_ids, accuracy_names(tax, lang))
-        digest.update(json.dumps(schema, ensure_ascii=False, sort_keys=True).encode())
-    return f"{strategy_name(strategy)}-{lang}-{digest.hexdigest()[:12]}"
+    for layout in sorted(set(layouts)):
+        probe = replace(_PROBES[layout], language=target_lang)
+        for cluster in request_clusters(strategy, tax):
+            messages = build_messages(strategy, probe, lang, tax, cluster)
+            digest.update(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode())
+            schema = output_schema(strategy, lang, offered_codes(strategy, tax, cluster),
+                                   probe.prediction_ids, accuracy_names(tax, lang))
+            digest.update(json.dumps(schema, ensure_ascii=False, sort_keys=True).encode())
+    kind = {("code",): "", ("pairs",): "pairs-"}.get(tuple(sorted(set(layouts))), "mixed-")
+    return f"{strategy_name(strategy)}-{kind}{lang}-{digest.hexdigest()[:12]}"

@@ -56,7 +56,8 @@ from nlce.cli import EXIT_OK, run_main
 from nlce.outputs import check_output_folder, output_set, write_csv
 from taxonomy import ACCURACY_LABELS, default_taxonomy
 
-STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error")
+STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error",
+                  "batch_error", "expired")
 LOW_COUNT = 10  # the study marks codes predicted or labelled fewer times than this
 # the robustness studies (agreement.robustness): K runs, prompt language, code-mixing
 STUDY_TABLES = STUDIES
@@ -139,10 +140,6 @@ def run_settings(session: Session) -> pd.DataFrame:
             "cost_usd": run.cost_usd,
         })
     return pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
-
-
-def _cost(value) -> str:
-    return "unknown" if value is None or (isinstance(value, float) and math.isnan(value)) else f"${value:.4f}"
 
 
 # ---------------------------------------------------------------- pure statistics
@@ -274,7 +271,9 @@ def _print_table(console, title: str, frame: pd.DataFrame, columns: list[str]) -
 
 
 def _print_runs(console, runs: pd.DataFrame) -> None:
-    shown = runs.assign(cost_usd=[_cost(c) for c in runs["cost_usd"]])
+    from judges.report_html import shown_runs
+
+    shown = shown_runs(runs)
     shown = shown.astype(object).where(shown.notna(), "")
     _print_table(console, "Runs: what they ask, and where", shown,
                  ["run_id", "model", "strategy", "prompt_version", "template", "endpoint"])

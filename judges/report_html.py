@@ -23,9 +23,17 @@ _STYLE = ("body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}
 _RUN_FIGURES = {"failure_rates": "failures", "code_precision_recall": "codes"}
 
 
-def _cost(value) -> str:
-    return "unknown" if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else f"${value:.4f}"
+def _unknown(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def shown_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs table as people read it: a cost or token count that is not known (NULL: no
+    price, a file without token usage) says "unknown", never 0 or nan."""
+    return runs.assign(
+        cost_usd=["unknown" if _unknown(c) else f"${c:.4f}" for c in runs["cost_usd"]],
+        **{k: ["unknown" if _unknown(n) else str(int(n)) for n in runs[k]]
+           for k in ("prompt_tokens", "completion_tokens")})
 
 
 def _image(path: Path, page: Path) -> str:
@@ -47,7 +55,7 @@ def write_html(report: dict, path: Path, data_files: list[Path], figures: list[P
     """Write the page to `path` (in the folder of `data_files` and `figures`) and return it."""
     by_stem = {p.stem: p for p in figures}
     runs = report["runs"]
-    runs = runs.assign(cost_usd=[_cost(c) for c in runs["cost_usd"]])
+    runs = shown_runs(runs)
     rates, kappa = report["failure_rates"], report["kappa"]
     policy = html.escape(report["label_policy"])
     parts = [
@@ -63,7 +71,8 @@ def write_html(report: dict, path: Path, data_files: list[Path], figures: list[P
         "<h2>Runs: settings, tokens and cost</h2>", table_html(runs),
         "<h2 id='failures'>Verdicts per run, one per generation (Figures 15-16)</h2>",
         "<p>Parse failures = parse_error + truncated + refused, as a share of the answered "
-        "verdicts (api_error: no answer); empty = valid JSON without content.</p>",
+        "verdicts (api_error, batch_error, expired: no answer); empty = valid JSON without "
+        "content.</p>",
         table_html(rates),
     ]
     parts += [_image(by_stem[stem], path) for stem, section in _RUN_FIGURES.items()

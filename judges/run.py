@@ -1,10 +1,18 @@
 """Run an LLM judge over the targets of one language.
 
     python -m judges.run --model MODEL --strategy standard|cot|rubric|hierarchical --lang el
+        [--prompt-lang en] [--layout auto|code|pairs]
         [--template FILE] [--limit N] [--order fixed|shuffle|rotate] [--concurrency N]
         [--backend openai|local] [--base-url URL] [--structured auto|on|off]
         [--redo parse_error ...] [--db URL] ...
         [--repeats K [--temperatures T ...] [--vary-order]] [--code-mix CMD ... [--code-mix-seed S]]
+        [--batch [--poll-interval S] [--no-wait]]
+
+The targets may be in any language the database holds (`--lang de`); the prompt is written in
+one of the five prompt languages: the targets' own where it is one, else English (said on the
+first line; `--prompt-lang` chooses), and names the targets' language. A pairs target (a
+reference and predictions, no code) gets the pairs layout's prompt, a comment in a file the
+code-comment prompt with its <FIM_MASK> (`--layout` forces one for all).
 
 The endpoint is any OpenAI-compatible chat-completions server: --base-url or $OPENAI_BASE_URL;
 the key comes from $OPENAI_API_KEY or a secrets file (--secrets-file / $NLCE_SECRETS_FILE), never
@@ -16,6 +24,10 @@ llama-cpp-python, vLLM, Ollama) gets one request at a time and a 600 s timeout u
 --concurrency/--timeout say otherwise. An endpoint that is down, refuses the key or keeps
 failing stops the run with one line on stderr; the exit status is 1 then, and when no request
 of this invocation was answered ok.
+
+`--batch` sends the same requests through the endpoint's Batch API (judges.batch: /v1/files,
+/v1/batches; half the price, no rate limits), waits for the batch (`--poll-interval`) and stores
+its answers; stopped while it waits (or `--no-wait`), the same command collects that batch.
 
 Studies of how much a verdict depends on the run (judges.report shows them):
 `--repeats K` makes K runs of the same configuration, seed + 0..K-1 (and, with --temperatures,
@@ -33,6 +45,7 @@ from dataclasses import replace
 
 from db.engine import add_database_argument
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
+from judges.batch import run_batch
 from judges.cache import ResponseCache
 from judges.client import (
     CACHE_ENV,
@@ -49,10 +62,12 @@ from judges.codemix import code_mixed_template
 from judges.i18n import PROMPT_LANGUAGES
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices
+from judges.prompts import LAYOUTS
 from judges.runner import RunConfig, iter_summary_lines, run_judge, run_signature
 from judges.templates import load_template
 from nlce.cli import EXIT_INTERRUPTED, EXIT_NOTHING_DONE, EXIT_OK, InputError, run_main
 from taxonomy import default_taxonomy
+from taxonomy.languages import ENGLISH_NAMES, normalise_language
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,10 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", metavar="FILE",
                    help="a prompt variant file (YAML: name, base strategy, texts per language); "
                         "see judges/templates.py")
-    p.add_argument("--lang", required=True, choices=PROMPT_LANGUAGES,
-                   help="language of the targets (and of the prompt, unless --prompt-lang)")
+    p.add_argument("--lang", required=True, metavar="LANG",
+                   help="language of the targets: any ISO 639 code the database holds (de, es, "
+                        "...); also the prompt's where it is one of "
+                        f"{', '.join(PROMPT_LANGUAGES)}, unless --prompt-lang")
     p.add_argument("--prompt-lang", choices=PROMPT_LANGUAGES,
-                   help="write the prompt in another language than the targets'")
+                   help="write the prompt in another language than the targets' (default: "
+                        "theirs where there is a prompt in it, else en)")
+    p.add_argument("--layout", choices=("auto", *LAYOUTS), default="auto",
+                   help="the prompt's layout: auto (default) shows a comment in its file around "
+                        "<FIM_MASK> and a pairs target as a reference and predictions; code or "
+                        "pairs for every target")
     p.add_argument("--backend", choices=("openai", "local"), default="openai")
     p.add_argument("--base-url", help=f"OpenAI-compatible endpoint (default ${'OPENAI_BASE_URL'})")
     p.add_argument("--secrets-file", help="file holding OPENAI_API_KEY=... (if not in the env)")
@@ -115,6 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "switchable segments kept in English), e.g. 0 0.3 0.6 0.9 1")
     p.add_argument("--code-mix-seed", type=int, default=0,
                    help="which segments are switched (deterministic per seed)")
+    p.add_argument("--batch", action="store_true",
+                   help="send the requests through the endpoint's Batch API (/v1/files, "
+                        "/v1/batches: OpenAI's half price, no rate limits), wait for the batch "
+                        "and store its answers; a run stopped while it waits resumes the batch")
+    p.add_argument("--poll-interval", type=float, default=None, metavar="SECONDS",
+                   help="with --batch: seconds between polls (default 60; 2 for a server on "
+                        "this machine)")
+    p.add_argument("--no-wait", action="store_true",
+                   help="with --batch: submit and exit; the same command later collects it")
     p.add_argument("--prices", help="price table (YAML) instead of judges/prices.yaml")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_database_argument(p)
@@ -146,11 +177,23 @@ def study_configs(base: RunConfig, repeats: int = 1, temperatures=None, vary_ord
     return configs
 
 
+def prompt_language(lang: str, prompt_lang: str | None) -> tuple[str, str | None]:
+    """(the prompt language, the line that says it was chosen for the person, if it was): the
+    targets' language where there is a prompt in it, else English."""
+    if prompt_lang is not None or lang in PROMPT_LANGUAGES:
+        return prompt_lang or lang, None
+    return "en", (f"prompt language: en (there is no prompt in {lang}, "
+                  f"{ENGLISH_NAMES.get(lang, lang)}; --prompt-lang chooses one of "
+                  f"{', '.join(PROMPT_LANGUAGES)})")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.lang = normalise_language(args.lang)
+    args.prompt_lang, chosen = prompt_language(args.lang, args.prompt_lang)
     if args.repeats < 1:
         raise InputError("--repeats must be at least 1")
-    if args.code_mix and (args.template or (args.prompt_lang or args.lang) == "en"):
+    if args.code_mix and (args.template or args.prompt_lang == "en"):
         raise InputError("--code-mix mixes English into a built-in --strategy's prompt in another "
                          "language: give --strategy and a non-English --lang/--prompt-lang")
     if any(not 0 <= c <= 1 for c in args.code_mix or ()):
@@ -159,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--limit must be at least 1")
     if (args.strategy is None) == (args.template is None):
         raise InputError("give one of --strategy or --template")
+    if args.batch and args.backend == "local":
+        raise InputError("--batch sends the requests to an endpoint's Batch API: not with "
+                         "--backend local")
+    if (args.no_wait or args.poll_interval is not None) and not args.batch:
+        raise InputError("--no-wait and --poll-interval go with --batch")
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
     local_server = args.backend == "openai" and is_loopback(base_url)
     concurrency = args.concurrency or (1 if local_server else 4)
@@ -178,13 +226,15 @@ def main(argv: list[str] | None = None) -> int:
     client = JudgeClient(backend, cache, args.structured)
     config = RunConfig(model=args.model, strategy=template.name if template else args.strategy,
                        template=template, lang=args.lang,
-                       prompt_lang=args.prompt_lang or args.lang, backend=args.backend,
+                       prompt_lang=args.prompt_lang, backend=args.backend, layout=args.layout,
                        sampling=sampling, order=args.order, order_seed=args.order_seed,
                        context_chars=args.context_chars or None,
                        accuracy_policy=args.hierarchical_accuracy, structured=args.structured)
     config = replace(config, endpoint=client.endpoint)  # repeat groups are per endpoint too
     configs = study_configs(config, args.repeats, args.temperatures, args.vary_order,
                             args.code_mix, args.code_mix_seed)
+    if chosen:
+        print(chosen)
     summaries = []
     try:
         for config in configs:
@@ -192,16 +242,26 @@ def main(argv: list[str] | None = None) -> int:
             if len(configs) > 1:
                 print(f"== {config.strategy}  seed {config.sampling.seed}  temperature "
                       f"{config.sampling.temperature:g}  order {config.order}")
-            summary = run_judge(client, config, default_taxonomy(), args.db,
-                                dataset=args.dataset, limit=args.limit, concurrency=concurrency,
-                                prices=prices, progress=not args.quiet, redo=args.redo)
+            if args.batch:
+                summary = run_batch(client, config, default_taxonomy(), args.db,
+                                    dataset=args.dataset, limit=args.limit, prices=prices,
+                                    progress=not args.quiet, redo=args.redo,
+                                    poll_s=args.poll_interval or (2.0 if local_server else 60.0),
+                                    wait_for_it=not args.no_wait)
+            else:
+                summary = run_judge(client, config, default_taxonomy(), args.db,
+                                    dataset=args.dataset, limit=args.limit,
+                                    concurrency=concurrency, prices=prices,
+                                    progress=not args.quiet, redo=args.redo)
             summaries.append(summary)
             if summary.stopped:
                 break
             for line in iter_summary_lines(summary):
                 print(line)
     except KeyboardInterrupt:
-        print("interrupted: finished targets are stored; run the same command to resume",
+        print("interrupted: the submitted batch is stored; run the same command to collect it "
+              "(nothing is sent again)" if args.batch else
+              "interrupted: finished targets are stored; run the same command to resume",
               file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:

@@ -30,11 +30,11 @@ from tqdm import tqdm
 
 from db import models
 from db.engine import session_scope
+from db.models import UNANSWERED_STATUSES
 from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
 from judges.order import presentation_order
 from judges.parse import (
-    API_ERROR,
     OK,
     ParsedResponse,
     PredictionVerdict,
@@ -75,6 +75,9 @@ class RunConfig:
     structured: str = "auto"
     template: PromptTemplate | None = None  # then `strategy` is the template's name
     endpoint: str = ""  # the client's normalised endpoint; run_judge fills it in
+    # the prompt's layout: "auto" (code for a comment in a file, pairs for a pairs target), or
+    # one of judges.prompts.LAYOUTS for every target
+    layout: str = "auto"
     # what a study records about the run: {"repeat": {...}} (judges.run --repeats),
     # {"code_mix": {...}} (--code-mix); part of the run's identity
     study: dict | None = field(default=None, compare=False, hash=False)
@@ -91,6 +94,8 @@ class RunConfig:
                   "endpoint": self.endpoint}
         if self.template is not None:
             params["template"] = self.template.describe()
+        if self.layout != "auto":  # (absent when auto: runs made before it keep their identity)
+            params["layout"] = self.layout
         params.update(self.study or {})
         if (self.template.base if self.template else self.strategy) == "hierarchical":
             params["accuracy_policy"] = self.accuracy_policy
@@ -129,6 +134,11 @@ class TargetData:
             return self.content
         return code_context_with_mask(self.content, self.span_start, self.span_end,
                                       context_chars)
+
+
+def layout_of(target: TargetData, layout: str) -> str:
+    """The prompt layout a target gets: `layout`, or under "auto" its kind's."""
+    return layout if layout != "auto" else ("code" if target.in_file else "pairs")
 
 
 class NoTargets(UserError, LookupError):
@@ -171,13 +181,16 @@ class TargetOutcome:
 # ---------------------------------------------------------------- the pure part
 
 
-def judge_input_for(target: TargetData, ordered: list[GenerationData],
-                    context_chars: int | None) -> JudgeInput:
+def judge_input_for(target: TargetData, ordered: list[GenerationData], context_chars: int | None,
+                    layout: str = "code", language: str | None = None) -> JudgeInput:
     ids = prediction_ids(len(ordered))
+    context = target.code_context(context_chars)
+    if layout == "pairs" and target.in_file:  # a comment judged without its code
+        context = ""
     return JudgeInput(
-        original_comment=target.original_comment,
-        code_context=target.code_context(context_chars),
+        original_comment=target.original_comment, code_context=context,
         predictions=tuple(Prediction(pid, g.predicted_comment) for pid, g in zip(ids, ordered)),
+        layout=layout, language=language,
     )
 
 
@@ -185,7 +198,7 @@ def _response_record(cluster: str, order: list[int], result: ChatResult,
                      parsed: ParsedResponse | None) -> ResponseRecord:
     raw = result.content if result.content is not None else (result.refusal or "")
     if parsed is None:  # no answer at all
-        status, repairs, error = API_ERROR, list(result.notes), result.error
+        status, repairs, error = result.failure, list(result.notes), result.error
     else:
         status, repairs, error = parsed.status, result.notes + parsed.repairs, parsed.error
     return ResponseRecord(cluster, order, status, raw, repairs, error, result.prompt_tokens,
@@ -198,7 +211,8 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
     `refresh` asks the endpoint even for requests the cache knows."""
     ordered = presentation_order(target.generations, config.order, config.order_seed,
                                  target.target_id)
-    judge_input = judge_input_for(target, ordered, config.context_chars)
+    judge_input = judge_input_for(target, ordered, config.context_chars,
+                                  layout_of(target, config.layout), config.lang)
     ids = judge_input.prediction_ids
     order = [g.generation_id for g in ordered]
     labels = accuracy_names(tax, config.prompt_lang)
@@ -212,8 +226,8 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
         schema = output_schema(strategy, config.prompt_lang, offered, ids, labels)
         result = client.complete(messages, schema, refresh=refresh)
         if result.error is not None:
-            parsed = ParsedResponse(API_ERROR, {
-                pid: PredictionVerdict(pid, API_ERROR, error=result.error) for pid in ids})
+            parsed = ParsedResponse(result.failure, {
+                pid: PredictionVerdict(pid, result.failure, error=result.error) for pid in ids})
             outcome.responses.append(_response_record(cluster, order, result, None))
         else:
             parsed = parse_response(result.content, lang=config.prompt_lang,
@@ -283,6 +297,13 @@ def _nothing_selected(session: Session, lang: str, dataset: str | None) -> str:
             f"generations: {', '.join(sorted(langs)) or 'none'})")
 
 
+def run_version(config: RunConfig, targets: list[TargetData], tax) -> str:
+    """The prompt version of a run over these targets: their layouts, in their language."""
+    layouts = {layout_of(t, config.layout) for t in targets}
+    return prompt_version(config.prompt_strategy, config.prompt_lang, tax, config.lang,
+                          sorted(layouts))
+
+
 def get_or_create_run(session: Session, config: RunConfig, version: str,
                       price_known: bool) -> models.JudgeRun:
     signature = run_signature(config, version)
@@ -302,7 +323,8 @@ def get_or_create_run(session: Session, config: RunConfig, version: str,
 
 def finished_targets(session: Session, run_id: int, expected_responses: int,
                      redo: Iterable[str] = ()) -> tuple[set[int], set[int]]:
-    """(targets with every response stored and none an api_error or a status in `redo`,
+    """(targets with every response stored and none unanswered (api_error, batch_error,
+    expired) or of a status in `redo`,
     targets to ask again because a stored response has a status in `redo`)."""
     counts: dict[int, int] = {}
     failed: set[int] = set()
@@ -312,7 +334,7 @@ def finished_targets(session: Session, run_id: int, expected_responses: int,
             select(models.JudgeResponse.target_id, models.JudgeResponse.status)
             .where(models.JudgeResponse.run_id == run_id)):
         counts[target_id] = counts.get(target_id, 0) + 1
-        if status == API_ERROR:
+        if status in UNANSWERED_STATUSES:
             failed.add(target_id)
         if status in redo:
             redone.add(target_id)
@@ -370,6 +392,7 @@ class RunSummary:
     cost_usd: float | None  # this invocation; None: price unknown
     run_cost_usd: float | None  # the run so far
     stopped: str | None = None  # why the run stopped before its end (endpoint unusable)
+    notes: list[str] = field(default_factory=list)  # more lines for the person (a batch's)
 
     @property
     def failed(self) -> bool:
@@ -383,11 +406,11 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
               redo: Iterable[str] = ()) -> RunSummary:
     prices = prices or {}
     config = replace(config, endpoint=config.endpoint or client.endpoint)
-    version = prompt_version(config.prompt_strategy, config.prompt_lang, tax)
     expected = len(request_clusters(config.prompt_strategy, tax))
     price_known = config.backend == "local" or config.model in prices
     with session_scope(db_url) as session:
         targets = load_targets(session, config.lang, dataset, limit)
+        version = run_version(config, targets, tax)
         run = get_or_create_run(session, config, version, price_known)
         run_id, signature = run.id, run.signature
         done, redone = finished_targets(session, run_id, expected, redo)
@@ -458,3 +481,4 @@ def iter_summary_lines(summary: RunSummary) -> Iterable[str]:
     yield f"requests: {summary.calls} ({summary.cached} from cache)"
     yield (f"tokens billed now: {summary.prompt_tokens} prompt + {summary.completion_tokens} "
            f"completion; cost now {cost}; run total {run_cost}")
+    yield from summary.notes

@@ -37,7 +37,12 @@ class PromptTemplate:
     overrides: dict = field(default_factory=dict, compare=False, hash=False)  # lang -> texts
 
     def texts(self, lang: str) -> dict:
-        return {**texts(lang), **self.overrides.get(lang, {})}
+        base, own = texts(lang), self.overrides.get(lang, {})
+        merged = {**base, **own}
+        for nested in ("pairs", "language_names"):  # a template replaces single texts of these
+            if nested in own:
+                merged[nested] = {**base[nested], **own[nested]}
+        return merged
 
     def describe(self) -> dict:
         """What a run stores about its template (and reports show)."""

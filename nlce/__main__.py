@@ -25,6 +25,7 @@ COMMANDS: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {
     ("judges", "report"): ("judges.report", (), "report judge runs against the humans"),
     ("judges", "import"): ("judges.importer", (), "import judge results (the study's layout)"),
     ("judges", "serve"): ("judges.serve", (), "serve a packaged GGUF judge on this machine"),
+    ("judges", "jury"): ("judges.jury", (), "combine judge runs into a jury (majority or median)"),
 }
 HELP = ("-h", "--help", "help")
 

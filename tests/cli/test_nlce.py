@@ -75,7 +75,7 @@ def test_groups_run_as_python_dash_m_and_list_their_commands():
 
 
 @pytest.mark.parametrize("group, commands", [("corpus", {"extract", "generate"}),
-                                             ("judges", {"run", "report", "import", "serve"}),
+                                             ("judges", {"run", "report", "import", "serve", "jury"}),
                                              ("metrics", {"score", "align"})])
 def test_group_help_lists_the_group_only(group, commands, capsys):
     from nlce.__main__ import group_main

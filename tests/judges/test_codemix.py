@@ -33,8 +33,12 @@ def test_schema_keys_and_placeholders_are_never_switched():
     mixed, switched = code_mixed_texts("el", 1.0, seed=0)
     assert mixed["output_fields"] == texts("el")["output_fields"]
     assert mixed["input_keys"] == texts("el")["input_keys"]
-    assert mixed["system_role"] == texts("en")["system_role"]
-    assert all(path[0] not in ("output_fields", "input_keys") for path in switched)
+    # an English segment names the targets' language in English: "written in Greek"
+    assert mixed["system_role"] == texts("en")["system_role"].replace("{language}",
+                                                                      "{language_en}")
+    assert all(path[0] not in ("output_fields", "input_keys", "language_names", "pairs")
+               for path in switched)
+    assert mixed["language_names"] == texts("el")["language_names"]
     assert "{mask}" in mixed["h_context"]
 
 

@@ -134,3 +134,23 @@ def test_an_answer_echoing_the_example_is_stored_as_a_parse_error(judge_db, chat
     assert code == 1
     _, (response,) = stored(judge_db)
     assert response.status == "parse_error" and "echoes the example" in response.error
+
+
+def test_an_answer_cut_off_without_a_finish_reason_is_truncated(judge_db, chat_server, tmp_path,
+                                                                monkeypatch, capsys):
+    # a proxy or server that drops the end of the body and says nothing of why: the first
+    # prediction's object is complete, the document is not
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+    def cut(request):
+        whole = answer_from_request(request, "el")
+        return reply(whole[:whole.index('"P2"') + 10], finish_reason=None)
+
+    chat_server.responder = cut
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--limit", "1"))
+    assert code == 1  # nothing was answered ok
+    _, (response,) = stored(judge_db)
+    assert response.status == "truncated" and "cut off" in response.error
+    with session_scope(judge_db) as s:
+        statuses = {v.status for v in s.exec(select(models.JudgeVerdict)).all()}
+    assert statuses == {"truncated"}  # P1's complete object is not read as ok

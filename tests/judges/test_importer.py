@@ -222,3 +222,74 @@ def test_check_lists_every_problem_and_writes_nothing(db_url, tmp_path, capsys):
     with session_scope(db_url) as s:
         assert s.exec(select(models.JudgeRun)).all() == []
         assert s.exec(select(models.Dataset)).all() == []
+
+
+def test_check_on_a_database_that_is_not_there_creates_nothing(tmp_path, capsys):
+    missing = tmp_path / "new.db"
+    folder = study_file(tmp_path).parent
+    assert importer.main([str(folder), "--check", "--db", f"sqlite:///{missing}"]) == 0
+    out = capsys.readouterr().out
+    assert "checked against an empty one" in out and "judge_run       1 created" in out
+    assert not missing.exists() and list(tmp_path.glob("new.db*")) == []
+
+
+def test_an_import_with_no_answer_read_ok_says_why_in_one_line(db_url, tmp_path, capsys):
+    prose = [instance(f, raw_response="I think these comments are fine.") for f in FILES]
+    path = study_file(tmp_path, instances=prose)
+    assert as_command(importer.main, "python -m judges.importer")([str(path), "--db", db_url]) == 1
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith("error: none of the 2 answers was read ok (parse_error 2)")
+    assert "judges.report" in line and "Traceback" not in captured.err
+    with session_scope(db_url) as s:  # the answers are kept, as the judge gave them
+        assert len(s.exec(select(models.JudgeResponse)).all()) == 2
+
+
+def test_tokens_a_file_did_not_keep_are_unknown_not_zero(db_url, tmp_path, capsys):
+    without = [instance(f) for f in FILES]
+    for one in without:
+        del one["usage"]
+    folder = study_file(tmp_path, instances=without).parent
+    assert importer.main([str(folder), "--db", db_url]) == 0
+    with session_scope(db_url) as s:
+        (stored_run,) = s.exec(select(models.JudgeRun)).all()
+        responses = s.exec(select(models.JudgeResponse)).all()
+        assert (stored_run.prompt_tokens, stored_run.completion_tokens) == (None, None)
+        assert {(r.prompt_tokens, r.completion_tokens) for r in responses} == {(None, None)}
+    capsys.readouterr()
+    assert report.main(["--db", db_url, "--bootstrap", "0"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.strip("│ ").startswith("1 ") and "fixed" in line)
+    assert row.count("unknown") == 3 and " 0 " not in row  # tokens and cost alike
+
+
+def experiments_entry(file_id: str, content: str | None, finish_reason: str = "stop") -> dict:
+    """One entry of the study's experiments layout (rubric_results.json), written here."""
+    one = instance(file_id)
+    completion = {"id": "gen-1", "object": "chat.completion", "model": "acme/judge-70b",
+                  "choices": [{"index": 0, "finish_reason": finish_reason,
+                               "message": {"role": "assistant", "content": content}}],
+                  "usage": {"prompt_tokens": 900, "completion_tokens": 90, "total_tokens": 990}}
+    return {"instance": {k: one[k] for k in ("metadata", "code_context", "model_predictions")},
+            "judge_evaluation": {"rubric_evaluator": {"acme/judge-70b": completion}}}
+
+
+def test_the_rubric_experiments_layout_imports(db_url, tmp_path, capsys):
+    cut = ANSWERS["9_2"][:len(ANSWERS["9_2"]) // 2]  # stopped at the token limit
+    path = tmp_path / "rubric_evaluation" / "rubric_results.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"7_0": experiments_entry("7_0", ANSWERS["7_0"]),
+                                "9_2": experiments_entry("9_2", cut, "length")}),
+                    encoding="utf-8")
+    assert importer.main([str(path), "--prompt-lang", "nl", "--db", db_url]) == 0
+    out = capsys.readouterr().out
+    assert "judge acme/judge-70b, rubric, prompt nl: 2 instances; answers: ok 1, truncated 1" in out
+    with session_scope(db_url) as s:
+        (stored_run,) = s.exec(select(models.JudgeRun)).all()
+        assert (stored_run.prompt_tokens, stored_run.completion_tokens) == (1800, 180)
+    bad = tmp_path / "other" / "rubric_results.json"
+    bad.parent.mkdir()
+    bad.write_text(json.dumps({"7_0": {"instance": {}, "scores": []}}), encoding="utf-8")
+    assert as_command(importer.main, "python -m judges.importer")([str(bad), "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "entry '7_0', field 'judge_evaluation'" in err

@@ -86,7 +86,7 @@ def test_truncated_answer_is_not_used_even_if_a_prefix_parses(tax):
     ('{"evaluations": []}', "empty"),
     ('{"evaluations": [{"prediction_id": "P1", "errors": [], "accuracy": ""}]}', "empty"),
     ('{"evaluations": [{"prediction_id": "P1", "reasoning": "hm", "errors": []}]}', "empty"),
-    ('{"evaluations": [{"prediction_id": "P1"', "parse_error"),
+    ('{"evaluations": [{"prediction_id": "P1"', "truncated"),  # cut off: no finish_reason
     ("I cannot evaluate these comments.", "parse_error"),
     ("", "parse_error"),
     ('{"verdict": "fine"}', "parse_error"),
@@ -96,6 +96,67 @@ def test_statuses(tax, text, status):
     parsed = parse(text, tax)
     assert parsed.status == status, parsed.error
     assert parsed.error
+
+
+def test_an_answer_cut_off_mid_json_is_truncated_not_ok_for_its_first_prediction(tax):
+    # first prediction complete, the rest missing, and no finish_reason (as files written
+    # elsewhere keep answers): the P1 object parses on its own, but the document is broken
+    whole = answer(tax=tax)
+    cut = whole[:whole.index('"P2"') + 12]
+    parsed = parse(cut, tax)
+    assert parsed.status == "truncated"
+    assert {v.status for v in parsed.verdicts.values()} == {"truncated"}
+    assert "cut off" in parsed.error and "finish_reason=none" in parsed.error
+    assert "json_cut_off" in kinds(parsed)
+
+
+def test_an_answer_cut_off_mid_list_says_it_was_cut_off(tax):
+    # a runaway list of codes ended by the token limit, kept without a finish_reason (the
+    # study's Molmo answer): not "no JSON object found"
+    runaway = ('{\n  "evaluations": [\n    {\n      "model_name": "m1",\n      "errors": ["LG-GR1", '
+               + ", ".join(f'"LG-GR{i}"' for i in range(2, 400)) + ', "LG')
+    parsed = parse(runaway, tax, prediction_models={"P1": "m1", "P2": "m2"})
+    assert parsed.status == "truncated"
+    assert "cut off" in parsed.error and "no JSON object" not in parsed.error
+
+
+def test_prose_with_a_stray_brace_is_not_taken_for_a_cut_off_answer(tax):
+    parsed = parse("I cannot judge {these} comments {", tax)
+    assert parsed.status == "parse_error" and "no JSON object found" in parsed.error
+
+
+@pytest.mark.parametrize("entry", [
+    '{"prediction_id": "P1", "errors": [], "accuracy": "correct", "accuracy": "incorrect"}',
+    '{"prediction_id": "P1", "errors": ["SE-MD"], "errors": [], "accuracy": "partial"}',
+])
+def test_a_key_repeated_with_different_values_is_a_parse_error_naming_it(tax, entry):
+    text = ('{"evaluations": [' + entry + ', {"prediction_id": "P2", "errors": [], '
+            '"accuracy": "correct"}]}')
+    parsed = parse(text, tax)
+    p1 = parsed.verdicts["P1"]
+    assert p1.status == "parse_error" and p1.accuracy is None
+    key = "accuracy" if entry.count("accuracy") == 2 else "errors"
+    assert f'"{key}" given 2 times with different values' in p1.error
+    assert parsed.verdicts["P2"].status == "ok" and parsed.status == "ok"
+    (dup,) = [r for r in parsed.repairs if r["kind"] == "duplicate_key"]
+    assert dup["key"] == key and dup["where"] == "$.evaluations[0]" and dup["kept"] is None
+
+
+def test_a_key_repeated_with_the_same_value_is_recorded_and_read(tax):
+    text = ('{"evaluations": [{"prediction_id": "P1", "errors": [], "accuracy": "correct", '
+            '"accuracy": "correct"}]}')
+    parsed = parse(text, tax)
+    assert parsed.verdicts["P1"].status == "ok" and parsed.verdicts["P1"].accuracy == "correct"
+    (dup,) = [r for r in parsed.repairs if r["kind"] == "duplicate_key"]
+    assert dup["values"] == ["correct", "correct"] and dup["kept"]
+
+
+def test_the_evaluations_given_twice_differently_fail_the_whole_answer(tax):
+    one = '[{"prediction_id": "P1", "errors": [], "accuracy": "correct"}]'
+    two = '[{"prediction_id": "P1", "errors": [], "accuracy": "incorrect"}]'
+    parsed = parse(f'{{"evaluations": {one}, "evaluations": {two}}}', tax)
+    assert parsed.status == "parse_error" and '"evaluations" given 2 times' in parsed.error
+    assert {v.status for v in parsed.verdicts.values()} == {"parse_error"}
 
 
 def test_refusal_from_the_protocol(tax):

@@ -148,3 +148,40 @@ def test_a_bad_template_is_an_error_naming_file_and_key(tmp_path, content, messa
     with pytest.raises(PromptTextError, match="variant.yaml") as info:
         load_template(path)
     assert message in str(info.value)
+
+
+def test_the_pairs_texts_mention_no_code_and_name_the_language():
+    english = texts("en")["pairs"]
+    for lang in PROMPT_LANGUAGES:
+        pairs = texts(lang)["pairs"]
+        assert list(pairs) == list(english), lang
+        for key, value in pairs.items():
+            assert _names(value) == _names(english[key]), (lang, key)
+            assert "mask" not in _names(value), (lang, key)
+        assert _names(pairs["system_role"]) == {"language"} == _names(texts(lang)["system_role"])
+        assert set(PROMPT_LANGUAGES) <= set(texts(lang)["language_names"]), lang
+
+
+@pytest.mark.parametrize("lang", PROMPT_LANGUAGES)
+def test_a_pairs_prompt_shows_a_reference_and_predictions_without_code(lang, tax):
+    pairs = JudgeInput("Der Hund schläft.", "", INPUT.predictions, layout="pairs", language="de")
+    for strategy in ("standard", "cot", "rubric"):
+        system, user = (m["content"] for m in build_messages(strategy, pairs, lang, tax))
+        t = texts(lang)
+        assert t["language_names"]["de"] in system and "<FIM_MASK>" not in system + user
+        assert f"## {t['pairs']['h_original']}" in user and f"## {t['h_original']}" not in user
+        assert f'"{t["input_keys"]["text"]}": "Der Hund schläft."' in user
+        assert f"## {t['pairs']['h_context']}" not in user  # no context given: no empty block
+    with_context = JudgeInput("Der Hund schläft.", "Im Garten.", INPUT.predictions,
+                              layout="pairs", language="de")
+    user = build_messages("standard", with_context, lang, tax)[1]["content"]
+    assert f"## {texts(lang)['pairs']['h_context']}\n\n```\nIm Garten.\n```" in user
+
+
+def test_the_code_prompts_version_stays_the_same_for_the_prompt_languages_own_targets(tax):
+    # {language} renders each file's own language as its sentence always said it
+    english = build_messages("rubric", INPUT, "en", tax)[0]["content"]
+    assert "source-code comments written in English." in english
+    assert prompt_version("standard", "el", tax, "el") == prompt_version("standard", "el", tax)
+    assert prompt_version("standard", "en", tax, "el") != prompt_version("standard", "en", tax)
+    assert prompt_version("cot", "en", tax, "de", ["pairs"]).startswith("cot-pairs-en-")

@@ -91,3 +91,65 @@ def test_a_judge_that_names_the_models_is_read(judge_db, chat_server, tmp_path, 
     for model, accuracy, codes in rows:
         assert (accuracy, [c["code"] for c in codes]) == (
             ("partial", ["SE-MD"]) if model == "granite" else ("correct", []))
+
+
+GERMAN = ("item_id\treference\tprediction\tmodel\tlabel\n"
+          "s1\tDer Hund schläft im Garten.\tDer Hund schläft im Garten.\tsys-a\tcorrect\n"
+          "s1\tDer Hund schläft im Garten.\tDie Katze isst im Haus.\tsys-b\tincorrect\n"
+          "s2\tDas Treffen beginnt um neun Uhr.\tDas Treffen beginnt um neun.\tsys-a\tpartial\n")
+
+
+def german_db(db_url, tmp_path):
+    path = tmp_path / "de.tsv"
+    path.write_text(GERMAN, encoding="utf-8")
+    with session_scope(db_url) as session:
+        import_pairs(session, [path], dataset="mqm-de", lang="de")
+    return db_url
+
+
+def test_german_pairs_are_judged_with_the_pairs_prompt_in_english(db_url, chat_server, tmp_path,
+                                                                  monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    german_db(db_url, tmp_path)
+    chat_server.responder = lambda request: reply(answer_from_request(request, "en"))
+    assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "de")) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("prompt language: en (there is no prompt in de, German")
+    assert "targets: 2 selected, 0 already done, 2 judged now" in out
+    assert "prompt version standard-pairs-en-" in out
+    system, user = (m["content"] for m in chat_server.requests[0]["messages"])
+    assert "texts written in German" in system and "source-code comments written" not in system
+    assert "<FIM_MASK>" not in system + user and "## Reference text" in user
+    assert '"text": "Der Hund schläft im Garten."' in user and "## Context" not in user
+    with session_scope(db_url) as s:
+        (stored,) = s.exec(select(models.JudgeRun)).all()
+        assert (stored.prompt_language, stored.params["target_language"]) == ("en", "de")
+        verdicts = s.exec(select(models.JudgeVerdict)).all()
+        assert len(verdicts) == 3 and {v.status for v in verdicts} == {"ok"}
+
+
+def test_a_prompt_language_names_the_targets_language_in_its_own_words(db_url, chat_server,
+                                                                       tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    german_db(db_url, tmp_path)
+    chat_server.responder = lambda request: reply(answer_from_request(request, "pl"))
+    assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "deu", "--prompt-lang", "pl",
+                         "--limit", "1")) == 0
+    system = chat_server.requests[0]["messages"][0]["content"]
+    assert "teksty napisane po niemiecku" in system
+
+
+def test_the_code_prompt_can_be_forced_on_pairs_and_a_bad_language_is_one_line(
+        db_url, chat_server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    german_db(db_url, tmp_path)
+    chat_server.responder = lambda request: reply(answer_from_request(request, "en"))
+    assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "de", "--layout", "code",
+                         "--limit", "1")) == 0
+    assert "prompt version standard-en-" in capsys.readouterr().out
+    assert "<FIM_MASK>" in chat_server.requests[0]["messages"][-1]["content"]
+    judge = as_command(run.main, "python -m judges.run")
+    assert judge(argv(chat_server, db_url, tmp_path, "--lang", "german")) == 2
+    err = capsys.readouterr().err
+    assert err == ("python -m judges.run: error: 'german' is not a language code; did you mean "
+                   "'de'?\n")
