@@ -20,7 +20,7 @@ from db.models import NOISE_KINDS
 from metrics import options as metric_options
 from metrics.context import ContextVariant
 from metrics.core import ConfigError, Metric, version
-from metrics.registry import METRICS, metric_name
+from metrics.registry import METRICS, split_metric
 
 RUNNER_VERSION = "1"
 
@@ -70,7 +70,9 @@ class ScoringConfig:
 
     def validated(self) -> "ScoringConfig":
         """A normalised copy, or ConfigError naming the bad field."""
-        config = replace(self, metric=metric_name(self.metric))
+        name, argument = split_metric(self.metric)  # evaluate:PATH fills its module option
+        config = replace(self, metric=name, options=tuple(sorted({**dict(self.options),
+                                                                  **argument}.items())))
         try:
             config = replace(config, context=ContextVariant.parse(self.context).value)
         except ValueError as exc:

@@ -140,6 +140,12 @@ class Metric:
     # reference is matched), or None for metrics without a floor (likelihoods): an error then.
     empty_prediction_score: Optional[float] = 0.0
     options: tuple[MetricOption, ...] = ()  # this metric's own options (see MetricOption)
+    argument: Optional[str] = None  # the option `--metric NAME:VALUE` sets (evaluate:PATH)
+    argument_help = ""  # how that VALUE reads in the list of metrics
+
+    def run_name(self, config) -> str:
+        """MetricRun.metric: how align and reports name this metric's runs."""
+        return self.name
 
     def validate(self, config):
         """Called after `metrics.options.resolve` checked and filled in the declared options."""

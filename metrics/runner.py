@@ -224,7 +224,7 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
             key_of[items[0].subject_id] = key
             yield items
 
-    bar = progress_bar(len(scorable) - summary.skipped, config.metric, progress)
+    bar = progress_bar(len(scorable) - summary.skipped, metric.run_name(config), progress)
     with Claims(url, run_id) as claims:
         while shards:
             held_elsewhere: list[list[store.Row]] = []

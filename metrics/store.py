@@ -119,7 +119,8 @@ def get_or_create_run(url, config, new_params: Callable[[], dict]) -> tuple[int,
     metric, params = config.implementation, new_params()
     try:
         with session_scope(url) as session:
-            run = MetricRun(signature=signature, metric=config.metric, model=config.model or "",
+            run = MetricRun(signature=signature, metric=metric.run_name(config),
+                            model=config.model or "",
                             layer=config.layer, tokenizer=metric.tokenizer_name(config),
                             context=config.context, noise=config.noise, seed=config.seed,
                             params=params, library_versions=config.library_versions())
