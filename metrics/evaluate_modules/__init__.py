@@ -89,7 +89,7 @@ def compute(metric: str, predictions: Sequence[str], references: Sequence[str], 
     items = [ScoringItem("generation", i, i, p, r, languages[i],
                          files[i] if files is not None else None,
                          tuple(spans[i]) if spans is not None else None,
-                         has_source=files is not None)
+                         has_source=True)  # full without files: "needs the source file"
              for i, (p, r) in enumerate(zip(predictions, references))]
     references_by_target = {i: (r, languages[i]) for i, r in enumerate(references)}
     setup = None

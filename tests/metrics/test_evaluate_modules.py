@@ -69,11 +69,12 @@ def test_languages_are_required_and_lengths_checked():
 
 
 @pytest.mark.slow  # e5-small
-def test_bertscore_with_full_context_equals_metrics_score_on_the_demo(demo_db_url):
+@pytest.mark.parametrize("context, limit", [("none", None), ("full", 25)])
+def test_bertscore_with_context_equals_metrics_score_on_the_demo(demo_db_url, context, limit):
     stored, computed, signature, run_signature = _stored_and_computed(
-        demo_db_url, "bertscore", context="full", limit=25, layer=9)
-    assert signature == run_signature and "|ctx:full|" in signature
-    assert len(computed) == 25
+        demo_db_url, "bertscore", context=context, limit=limit, layer=9)
+    assert signature == run_signature and f"|ctx:{context}|" in signature
+    assert len(computed) == (limit or 125)
     for s, c in zip(stored, computed):
         assert c == pytest.approx(s, abs=1e-6)
 
