@@ -117,6 +117,31 @@ def test_export_is_made_once_and_reused(e5_small_encoder, e5_onnx_scorer):
 
 
 @pytest.mark.slow
+def test_the_export_is_keyed_by_the_weights_not_the_path(e5_small_encoder, e5_onnx_scorer):
+    """The same weights reached by another path (a local folder, a copy) find the same export;
+    one changed weight makes another."""
+    import copy
+
+    import torch
+
+    from metrics.bertscore import BertScorer, truncate_to_layer
+
+    model, tokenizer = e5_small_encoder
+    path = e5_onnx_scorer.engine.path
+    elsewhere = copy.deepcopy(model)
+    elsewhere.config._name_or_path = "/data/checkpoints/my-e5-copy"
+    stamp = path.stat().st_mtime_ns
+    again = BertScorer(elsewhere, tokenizer, layer=9, model_name="/data/checkpoints/my-e5-copy",
+                       backend="onnx")
+    assert again.engine.path == path and path.stat().st_mtime_ns == stamp
+    key = weights_key(truncate_to_layer(elsewhere, 9)[0], 9)
+    assert path.parent.name == f"layer9-{key}"
+    with torch.no_grad():
+        elsewhere.embeddings.word_embeddings.weight[7, 3] += 1e-3
+    assert weights_key(truncate_to_layer(elsewhere, 9)[0], 9) != key
+
+
+@pytest.mark.slow
 def test_failed_export_falls_back_to_torch(e5_small_encoder, e5_scorer, tmp_path, monkeypatch,
                                            caplog):
     from metrics.bertscore import BertScorer
