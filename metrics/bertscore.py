@@ -39,7 +39,7 @@ from metrics.context import (
     encode_segment,
     model_max_tokens,
 )
-from metrics.core import ConfigError, MetricInputError, PairScore
+from metrics.core import ConfigError, MetricInputError, PairScore, report_progress
 
 _log = logging.getLogger(__name__)
 
@@ -249,8 +249,11 @@ class BertScorer:
             batches.append(batch)
         autocast = (torch.autocast(self.device.split(":")[0], dtype=getattr(torch, self.dtype))
                     if self.dtype != "float32" else _nullcontext())
+        done = 0
         with torch.inference_mode(), autocast:
             for batch in batches:
+                report_progress(done, len(todo))  # a progress bar moves per batch
+                done += len(batch)
                 encoded = [unique[s] for s in batch]
                 hidden = self._forward(encoded)
                 self.work["texts"] += len(batch)

@@ -41,6 +41,7 @@ from metrics.core import (
     MetricOption,
     PairScore,
     item_error,
+    report_progress,
     version,
 )
 
@@ -236,6 +237,7 @@ class EvaluateMetric(Metric):
                 return [self._pair(result, values, k) for k in range(len(items))]
         out = []
         for item in items:
+            report_progress(len(out), len(items))
             try:
                 result = module.compute(**self._inputs(config, [item]), **args)
                 if not key:

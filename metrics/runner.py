@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 from metrics import store
 from metrics.claims import Claims
 from metrics.config import ScoringConfig
-from metrics.core import ScoringItem, score_chunk
+from metrics.core import ScoringItem, progress_to, score_chunk
 from metrics.parallel import score_chunks
 
 
@@ -225,7 +225,13 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
             yield items
 
     bar = progress_bar(len(scorable) - summary.skipped, metric.run_name(config), progress)
-    with Claims(url, run_id) as claims:
+    shown = [0]  # items of the chunk being scored that the bar has moved by already
+
+    def moved(items: int) -> None:  # a scorer in this process finished a batch
+        shown[0] += items
+        bar.update(items)
+
+    with Claims(url, run_id) as claims, progress_to(moved):
         while shards:
             held_elsewhere: list[list[store.Row]] = []
             key_of: dict[int, str] = {}  # first subject id of a chunk -> its shard key
@@ -233,7 +239,8 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
             for items, scores, failure in score_chunks(score_chunk, (config, setup), chunks,
                                                        executor, retries=retries,
                                                        key=f"run{run_id}"):
-                bar.update(len(items))
+                bar.update(max(0, len(items) - shown[0]))
+                shown[0] = 0
                 key = key_of.pop(items[0].subject_id)
                 if scores is None:  # nothing stored for these: the next run picks them up
                     claims.release(key)
