@@ -148,6 +148,10 @@ def expand_grid(spec: dict) -> list[ScoringConfig]:
         if not isinstance(run, dict):
             raise ConfigError(f"grid run #{n} is not a mapping: {run!r}")
         merged = {**defaults, **run}
+        if "lang" in merged:  # the flag's name (--lang) as a grid key too
+            if "langs" in merged:
+                raise ConfigError(f"grid run #{n}: give `lang` or `langs`, not both")
+            merged["langs"] = merged.pop("lang")
         unknown = set(merged) - set(known)
         if unknown:
             raise ConfigError(f"grid run #{n}: unknown field(s) {', '.join(sorted(unknown))}; "

@@ -89,6 +89,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         executor = None if args.executor == "inprocess" else executor  # the plain loop
     except ExecutorError as exc:
         parser.error(str(exc))
+    warned: set[str] = set()
     for config in configs:
         try:
             summary = score_configuration(config, args.db, progress=not args.no_progress,
@@ -104,7 +105,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for example in summary.error_examples[:3]:
             print(f"  e.g. {example}")
         for warning in summary.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            if warning not in warned:  # once per command, not once per configuration
+                warned.add(warning)
+                print(f"warning: {warning}", file=sys.stderr)
         failure = summary.failure()
         if failure:
             print(f"error: {_name(config)} ctx={config.context} noise={config.noise}: "

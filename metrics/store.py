@@ -70,20 +70,21 @@ def file_contents(url, file_ids: Iterable[int]) -> dict[int, str]:
 
 def dataset_texts(url, dataset_id: int, lang: str) -> list[str]:
     """Every file of a dataset in one language (the lexical noise vocabulary); a pairs dataset,
-    which has no files, gives its references and context texts instead."""
+    which has no files, gives its references in that language instead (not their context
+    texts, which may be in another language: a translation's source)."""
     with session_scope(url) as session:
         files = list(session.execute(select(SourceFile.content).where(
             SourceFile.dataset_id == dataset_id,
             SourceFile.natural_language == lang)).scalars())
-        pairs = session.execute(select(Target.original_comment, Target.context).where(
+        pairs = session.execute(select(Target.original_comment).where(
             IS_PAIRS_TARGET, Target.dataset_id == dataset_id,
-            Target.natural_language == lang).order_by(Target.id)).all()
-    return files + [text for pair in pairs for text in pair if text]
+            Target.natural_language == lang).order_by(Target.id)).scalars()
+        return files + [text for text in pairs if text]
 
 
 def pairs_references(url, dataset_id: int, lang: str) -> dict[int, str]:
     """target id -> reference of every pairs target of a dataset in one language: the pool that
-    targeted noise draws from when a pairs target has no context text of its own."""
+    targeted noise of a pairs target draws from (the other references)."""
     with session_scope(url) as session:
         return dict(session.execute(select(Target.id, Target.original_comment).where(
             IS_PAIRS_TARGET, Target.dataset_id == dataset_id,
