@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -161,7 +162,7 @@ def test_failed_export_falls_back_to_torch(e5_small_encoder, e5_scorer, tmp_path
 
 
 def test_default_backend_and_clear_refusals():
-    assert resolve_backend("cpu", "float32") == "onnx"  # onnxruntime is a test dependency
+    assert resolve_backend("cpu", "float32") == "openvino"  # in the default install
     assert resolve_backend("cpu", "bfloat16") == "torch"
     assert resolve_backend("cuda", "float16") == "torch"
     with pytest.raises(BackendError, match="CPU only"):
@@ -175,12 +176,17 @@ def test_default_backend_and_clear_refusals():
         ScoringConfig(metric="lmscore", device="cpu", backend="onnx").validated()
 
 
-def test_without_onnxruntime_the_default_is_torch_logged(monkeypatch, caplog):
-    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
+def test_without_openvino_the_default_is_onnx_and_without_both_torch_logged(monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "openvino", None)  # as if it were not installed
+    assert ScoringConfig(metric="bertscore", device="cpu").validated().backend == "onnx"
+    with pytest.raises(ConfigError, match=r"needs openvino: pip install onnx openvino \(part of "
+                                          r"the default install\)"):
+        ScoringConfig(metric="bertscore", device="cpu", backend="openvino").validated()
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with caplog.at_level(logging.INFO, logger="metrics.encoders"):
         config = ScoringConfig(metric="bertscore", device="cpu").validated()
     assert config.backend == "torch" and "backend" not in config.signature()
-    assert "onnxruntime is not installed" in caplog.text
+    assert "neither openvino nor onnxruntime is installed" in caplog.text
     with pytest.raises(ConfigError, match=r"needs onnxruntime: pip install 'nlcomment-eval\[onnx\]'"):
         ScoringConfig(metric="bertscore", device="cpu", backend="onnx").validated()
 
@@ -200,7 +206,9 @@ def test_torch_signature_is_unchanged_and_onnx_is_named():
         "|dtype:float32|", "|dtype:float32|backend:onnx|").replace(
         "|ctx:", f",onnxruntime-{_version('onnxruntime')}|ctx:")
     assert "onnxruntime" in onnx.library_versions()
-    assert ScoringConfig(metric="bertscore", layer=9, device="cpu").validated() == onnx
+    default = ScoringConfig(metric="bertscore", layer=9, device="cpu").validated()
+    assert default == replace(onnx, backend="openvino")  # the CPU default
+    assert "|backend:openvino|" in default.signature() and ",openvino-" in default.signature()
 
 
 @pytest.mark.slow
