@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from metrics.core import ConfigError, Metric
 from metrics.hf_evaluate import EvaluateMetric
-from metrics.lexical import Bleu, Chrf, Meteor, RougeL
-from metrics.neural import BartScore, BertScore, LMScore
+from metrics.lexical import Bleu, Chrf, LexicalMetric, Meteor, RougeL
+from metrics.neural import BartScore, BertScore, LMScore, NeuralMetric
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Bleu(), RougeL(), Meteor(), Chrf(), BertScore(), BartScore(), LMScore(), EvaluateMetric())}
-LEXICAL = tuple(name for name, m in METRICS.items() if m.lexical)
-NEURAL = tuple(name for name, m in METRICS.items() if not m.lexical)
+LEXICAL = tuple(name for name, m in METRICS.items() if isinstance(m, LexicalMetric))
+NEURAL = tuple(name for name, m in METRICS.items() if isinstance(m, NeuralMetric))
 _ALIASES = {alias: m.name for m in METRICS.values() for alias in m.aliases}
 
 
