@@ -45,7 +45,7 @@ from metrics.core import (
     version,
 )
 
-_LOADED: dict = {}  # module spec -> loaded evaluate module
+_LOADED: dict = {}  # (module spec, its code's hash if local) -> loaded evaluate module
 
 
 def is_local(spec: str) -> bool:
@@ -76,8 +76,10 @@ def code_hash(path: Path) -> str:
 
 
 def _load(spec: str):
-    """The loaded module (memoised per process); ConfigError with evaluate's reason."""
-    if spec not in _LOADED:
+    """The loaded module (memoised per process and version of a local module's code);
+    ConfigError with evaluate's reason."""
+    key = (spec, code_hash(Path(spec)) if is_local(spec) else None)
+    if key not in _LOADED:
         try:
             import evaluate
         except ImportError:
@@ -85,13 +87,13 @@ def _load(spec: str):
         target = str(Path(spec).expanduser().resolve()) if is_local(spec) else spec
         try:
             # in memory: no cache files, so worker processes never share one
-            _LOADED[spec] = evaluate.load(target, keep_in_memory=True)
+            _LOADED[key] = evaluate.load(target, keep_in_memory=True)
         except Exception as exc:
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             where = "" if is_local(spec) else " (a hub name needs the Hugging Face hub: offline, " \
                                                "give the module's local script or folder)"
             raise ConfigError(f"cannot load evaluate module {spec!r}: {reason}{where}") from None
-    return _LOADED[spec]
+    return _LOADED[key]
 
 
 def _compute_parameters(module) -> set[str]:
@@ -121,7 +123,7 @@ def _only_number(result: dict) -> float:
     if len(found) != 1:
         names = ", ".join(found or result) or "nothing"
         raise MetricInputError(f"compute() returned {'the numbers ' if found else ''}{names}: "
-                         f"choose the score with --evaluate-key")
+                               f"choose the score with --evaluate-key")
     key, value = next(iter(found.items()))
     return _number(value, key)
 
