@@ -32,8 +32,10 @@ from sqlmodel import Session  # noqa: E402
 from annotate import service  # noqa: E402
 from annotate.render import code_html, diff_html  # noqa: E402
 from db import get_engine  # noqa: E402
+from nlce.cli import UserError  # noqa: E402
 
 PASSWORD = "bench-pass"
+CHROMIUM = "/usr/bin/chromium"  # Debian's, as the browser tests use it
 
 
 def percentiles(samples_ms: list[float]) -> str:
@@ -172,7 +174,7 @@ def bench_browser(url: str, username: str, steps: int) -> tuple[list[float], lis
         flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=flags)
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.goto(app)
             page.get_by_role("textbox", name="Username").fill(username)
@@ -219,6 +221,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="Chromium steps per database (0: skip)")
     parser.add_argument("--skip-demo", action="store_true")
     args = parser.parse_args(argv)
+    if args.browser_steps:  # checked before minutes of measuring
+        from testing.bench import require
+
+        require("playwright")
+        if not Path(CHROMIUM).exists():
+            raise UserError(f"the browser steps need Chromium at {CHROMIUM}: install Debian's "
+                            f"chromium (bash scripts/setup.sh --test does), or --browser-steps 0")
     workdir = Path(tempfile.mkdtemp(prefix="annotate-bench-"))
     setups = [] if args.skip_demo else [("demo", demo_database)]
     setups.append(("generated 12,500", generated_database))
@@ -244,4 +253,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/annotate_latency.py"))

@@ -165,7 +165,13 @@ def main(argv=None) -> int:
     print(f"model load (torch, from the model cache): {time.perf_counter() - started:.1f} s")
     package_tokens = _count_encoder_tokens(package._model)
     scorers = {"bert-score": None}
+    from metrics.encoders import RUNTIMES, onnx_available
+
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        if backend in RUNTIMES and not onnx_available(RUNTIMES[backend]):
+            print(f"backend {backend}: {RUNTIMES[backend]} is not installed; skipped "
+                  f"(pip install -e '.[bench]')")
+            continue
         started = time.perf_counter()
         scorer = BertScorer(model, tokenizer, args.layer, model_name=args.model, device=device,
                             dtype="float32", backend=backend)  # batching by token budget
@@ -359,4 +365,6 @@ def _code_context(rng: random.Random, i: int) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/bertscore.py", needs=('bert_score',)))

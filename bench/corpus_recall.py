@@ -210,4 +210,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testing/, not installed
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/corpus_recall.py"))

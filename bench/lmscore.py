@@ -229,6 +229,10 @@ def main(argv=None) -> int:
     parser.add_argument("--llama-cpp", action="store_true", help="also time llama.cpp (Q4_1)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.llama_cpp:
+        from testing.bench import require
+
+        require("llama_cpp")  # before minutes of measuring, not after
     PROMPT["prompt"] = args.prompt
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     import torch
@@ -284,4 +288,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/lmscore.py", needs=('scipy',)))

@@ -129,4 +129,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/signin_cost.py"))

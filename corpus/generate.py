@@ -24,7 +24,7 @@ from corpus.comments import comment_closer, comment_opener
 from corpus.cutting import cut_comment, cut_is_final
 from corpus.fim import FimFamily, FimInput, build_fim_prompt
 from corpus.tokens import ApproxTokenCounter, generation_budget
-from nlce.cli import EXIT_ERROR, EXIT_NOTHING_DONE, EXIT_OK, InputError, run_main
+from nlce.cli import EXIT_ERROR, EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 
 DEFAULT_THREADS = 1  # measured in bench/README.md (corpus)
 
@@ -105,6 +105,16 @@ def load_scope(db_url: str | None, model: str, *, dataset: str | None = None,
             Generation.model == model)).all())
     targets = [TargetRow(r[0], r[1], r[2], r[3], r[4] or "line") for r in rows]
     return targets, [r[5] for r in rows], done
+
+
+def dataset_names(db_url: str | None) -> list[str]:
+    from sqlmodel import select
+
+    from db.engine import session_scope
+    from db.models import Dataset
+
+    with session_scope(db_url) as session:
+        return sorted(session.exec(select(Dataset.name)).all())
 
 
 def store_generation(db_url: str | None, item: PlannedItem, model: str, backend: str,
@@ -329,6 +339,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         budget_sigmas=args.budget_sigmas, budget_counter=budget_counter,
         n_words=args.prime_words, prime_tokenizer=prime_tokenizer,
         progress=not args.no_progress)
+    if not summary.in_scope:
+        raise UserError(f"nothing to generate: no target with a source file matches --dataset/"
+                        f"--lang/--programming-language (datasets here: "
+                        f"{', '.join(dataset_names(args.db)) or 'none'})",
+                        exit_code=EXIT_NOTHING_DONE)
     render_summary(summary)
     if summary.stopped:
         return EXIT_ERROR

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
@@ -59,7 +62,7 @@ def _cmd_import(args) -> int:
               "or deactivate accounts", file=sys.stderr)
     if not args.check:
         _warn_if_annotators_active(url)
-    with session_scope(url) as session:
+    with _checked_database(url, args.check) as url, session_scope(url) as session:
         writer = RecordWriter(session, problems, accounts=accounts,
                               privileges=args.account_privileges, limits=limits)
         if args.format == "jsonl":
@@ -89,6 +92,23 @@ def _cmd_import(args) -> int:
     print(f"imported {len(args.paths)} source(s) into {_shown(url)} (one transaction):")
     print(writer.stats.summary())
     return EXIT_OK
+
+
+@contextmanager
+def _checked_database(url: str, check: bool):
+    """The database an import goes to: ``url``, or for a check of one that does not exist yet or
+    is empty, a throwaway SQLite database with the schema (a check creates no file and no schema)."""
+    from db.engine import get_engine, holds_tables
+
+    if not check or holds_tables(url):
+        yield url
+        return
+    with tempfile.TemporaryDirectory(prefix="nlce-check-") as scratch:
+        scratch_url = f"sqlite:///{Path(scratch) / 'check.db'}"
+        try:
+            yield scratch_url
+        finally:
+            get_engine(scratch_url).dispose()
 
 
 def _warn_if_annotators_active(url: str) -> None:

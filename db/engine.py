@@ -190,6 +190,22 @@ def _tagging_errors_with(url: str):
     return tag
 
 
+def holds_tables(url: str | None = None) -> bool:
+    """Whether the database at ``url`` holds any table, found without creating or changing
+    anything: a SQLite file that is not there is not created (`get_engine` would create it)."""
+    url = resolve_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        path = parsed.database or ""
+        if path in ("", ":memory:") or not os.path.exists(path):
+            return False
+    engine = create_engine(url)
+    try:
+        return bool(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
 @lru_cache(maxsize=16)
 def get_engine(url: str | None = None) -> Engine:
     """An engine for the URL (cached per URL), with the schema created if it is missing; a

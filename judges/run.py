@@ -103,7 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "machine)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--max-tokens", type=int, default=10_000)
+    p.add_argument("--max-tokens", type=int, default=None,
+                   help=f"output tokens per answer (default {ENDPOINT_MAX_TOKENS:,}, the study's; "
+                        f"{LOCAL_MAX_TOKENS:,} with --backend local, which generates on this "
+                        f"machine)")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per request (default 120; 600 for a server on this machine)")
     p.add_argument("--max-retries", type=int, default=5)
@@ -187,6 +190,19 @@ def prompt_language(lang: str, prompt_lang: str | None) -> tuple[str, str | None
                   f"{', '.join(PROMPT_LANGUAGES)})")
 
 
+ENDPOINT_MAX_TOKENS = 10_000  # the study's: a reasoning model may think at length
+# --backend local generates in this process, on the CPU as a rule (~1 s a token for SmolLM2 on
+# two shared cores): an answer for five predictions takes 150-700 tokens (bench/README.md)
+LOCAL_MAX_TOKENS = 1_024
+
+
+def sampling_params(args: argparse.Namespace) -> SamplingParams:
+    default = LOCAL_MAX_TOKENS if args.backend == "local" else ENDPOINT_MAX_TOKENS
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise InputError("--max-tokens must be at least 1")
+    return SamplingParams(args.temperature, args.seed, args.max_tokens or default)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.lang = normalise_language(args.lang)
@@ -212,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     concurrency = args.concurrency or (1 if local_server else 4)
     template = load_template(args.template) if args.template else None
     prices = load_prices(args.prices)
-    sampling = SamplingParams(args.temperature, args.seed, args.max_tokens)
+    sampling = sampling_params(args)
     if args.backend == "local":
         backend = LocalBackend(args.model, sampling)
     else:

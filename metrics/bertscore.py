@@ -18,8 +18,9 @@ padding; no attention mask at all when a batch has one length), layers above L a
 inference mode, and half precision on GPU (``dtype``). CPUs run float32 by default;
 ``dtype="bfloat16"`` is an opt-in, about 1.7x faster on CPUs with bfloat16 units, that moves F
 by up to ~1.5e-3 (bench/bertscore.py --bf16 prints both). The encoder runs on a ``backend``
-(metrics.encoders): ``onnx`` (ONNX Runtime, the CPU float32 default when installed, within
-~1e-6 of torch) or ``torch``; bench/bertscore.py times both against the package.
+(metrics.encoders): ``openvino`` (the CPU float32 default) or ``onnx`` (ONNX Runtime), both on
+one ONNX export and within ~1e-6 of torch, or ``torch``; bench/bertscore.py times them against
+the package.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from metrics.context import (
     encode_segment,
     model_max_tokens,
 )
-from metrics.core import ConfigError, MetricInputError, PairScore
+from metrics.core import ConfigError, MetricInputError, PairScore, report_progress
 
 _log = logging.getLogger(__name__)
 
@@ -191,8 +192,8 @@ class BertScorer:
         return cls(model, tokenizer, layer, model_name=str(name_or_path), **kwargs)
 
     def _start_backend(self, backend: Optional[str]):
-        """(backend name, the callable that encodes): onnx (metrics.encoders) where asked or
-        picked by default, torch when asked, or when the onnx export or session fails."""
+        """(backend name, the callable that encodes): openvino or onnx (metrics.encoders) where
+        asked or picked by default, torch when asked, or when the export or session fails."""
         from metrics.encoders import onnx_encoder, resolve_backend
 
         backend = resolve_backend(self.device, self.dtype, backend)
@@ -249,8 +250,11 @@ class BertScorer:
             batches.append(batch)
         autocast = (torch.autocast(self.device.split(":")[0], dtype=getattr(torch, self.dtype))
                     if self.dtype != "float32" else _nullcontext())
+        done = 0
         with torch.inference_mode(), autocast:
             for batch in batches:
+                report_progress(done, len(todo))  # a progress bar moves per batch
+                done += len(batch)
                 encoded = [unique[s] for s in batch]
                 hidden = self._forward(encoded)
                 self.work["texts"] += len(batch)

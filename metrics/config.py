@@ -20,7 +20,7 @@ from db.models import NOISE_KINDS
 from metrics import options as metric_options
 from metrics.context import ContextVariant
 from metrics.core import ConfigError, Metric, version
-from metrics.registry import METRICS, metric_name
+from metrics.registry import METRICS, split_metric
 from nlce.cli import yaml_problem
 
 RUNNER_VERSION = "1"
@@ -71,7 +71,9 @@ class ScoringConfig:
 
     def validated(self) -> "ScoringConfig":
         """A normalised copy, or ConfigError naming the bad field."""
-        config = replace(self, metric=metric_name(self.metric))
+        name, argument = split_metric(self.metric)  # evaluate:PATH fills its module option
+        config = replace(self, metric=name, options=tuple(sorted({**dict(self.options),
+                                                                  **argument}.items())))
         try:
             config = replace(config, context=ContextVariant.parse(self.context).value)
         except ValueError as exc:
@@ -147,6 +149,10 @@ def expand_grid(spec: dict) -> list[ScoringConfig]:
         if not isinstance(run, dict):
             raise ConfigError(f"grid run #{n} is not a mapping: {run!r}")
         merged = {**defaults, **run}
+        if "lang" in merged:  # the flag's name (--lang) as a grid key too
+            if "langs" in merged:
+                raise ConfigError(f"grid run #{n}: give `lang` or `langs`, not both")
+            merged["langs"] = merged.pop("lang")
         unknown = set(merged) - set(known)
         if unknown:
             raise ConfigError(f"grid run #{n}: unknown field(s) {', '.join(sorted(unknown))}; "

@@ -17,6 +17,7 @@ about a `metrics.config.ScoringConfig`:
 from __future__ import annotations
 
 import importlib.metadata
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
@@ -146,6 +147,12 @@ class Metric:
     # the direction of a better comment: True for every metric here (overlap, similarity,
     # likelihood); None where unknown. Stored with each run; align flags thresholds against it.
     higher_is_better: Optional[bool] = True
+    argument: Optional[str] = None  # the option `--metric NAME:VALUE` sets (evaluate:PATH)
+    argument_help = ""  # how that VALUE reads in the list of metrics
+
+    def run_name(self, config) -> str:
+        """MetricRun.metric: how align and reports name this metric's runs."""
+        return self.name
 
     def validate(self, config):
         """Called after `metrics.options.resolve` checked and filled in the declared options."""
@@ -217,9 +224,38 @@ def _signed(value) -> str:
     return ("yes" if value else "no") if isinstance(value, bool) else str(value)
 
 
+# Progress inside one score_items call, for a progress bar in this process: the runner sets the
+# callback (`progress_to`), score_items the number of items in play, and a scorer reports how
+# far through its batches it is (`report_progress`); it arrives as items.
+_PROGRESS: dict = {"callback": None, "items": 0, "shown": 0}
+
+
+@contextmanager
+def progress_to(callback: Callable[[int], None]):
+    """While inside, scorers in this process report partial progress as ``callback(items)``."""
+    saved = dict(_PROGRESS)
+    _PROGRESS.update(callback=callback, items=0, shown=0)
+    try:
+        yield
+    finally:
+        _PROGRESS.update(saved)
+
+
+def report_progress(done: float, total: float) -> None:
+    """A scorer has done ``done`` of ``total`` units (segments, inputs) of the current call."""
+    callback, items = _PROGRESS["callback"], _PROGRESS["items"]
+    if callback is None or not items or total <= 0:
+        return
+    now = int(items * min(done, total) / total)
+    if now > _PROGRESS["shown"]:
+        callback(now - _PROGRESS["shown"])
+        _PROGRESS["shown"] = now
+
+
 def score_items(config, items: Sequence[ScoringItem], setup=None) -> list[PairScore]:
     """Scores of ``items`` under ``config``, in order; a failing item gets PairScore.error.
     Every metric refuses a language code that is not one (`metrics.tokenize.check_language`)."""
+    _PROGRESS.update(items=0, shown=0)  # reports of an earlier call count no more
     out: list[Optional[PairScore]] = [None] * len(items)
     valid = []
     floor = config.implementation.empty_prediction_score
@@ -236,8 +272,12 @@ def score_items(config, items: Sequence[ScoringItem], setup=None) -> list[PairSc
             out[i] = PairScore(floor, floor, floor, {"empty_prediction": True})
         else:
             valid.append(i)
-    scores = config.implementation.score_batch(config, [items[i] for i in valid], setup) \
-        if valid else []
+    _PROGRESS["items"] = len(valid)
+    try:
+        scores = config.implementation.score_batch(config, [items[i] for i in valid], setup) \
+            if valid else []
+    finally:
+        _PROGRESS["items"] = 0
     for i, score in zip(valid, scores):
         out[i] = score
     return out  # type: ignore[return-value]

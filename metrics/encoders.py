@@ -1,12 +1,16 @@
-"""Encoder backends for BERTScore: PyTorch eager (``torch``) or ONNX Runtime (``onnx``).
+"""Encoder backends for BERTScore: OpenVINO (``openvino``), ONNX Runtime (``onnx``) or PyTorch
+eager (``torch``).
 
-The ``onnx`` backend exports the encoder, already cut to the scoring layer, once per (weights,
-layer, opset, library versions) into ``<model cache>/onnx/<model>-layer<L>-<key>/`` under the
-model cache's lock (models.cache), moved into place by an atomic rename, and reused by every
-later process. ONNX Runtime runs it on the CPU with all graph optimisations and as many intra-op
-threads as torch uses. Measured on this project's 2-core CPU (bench/bertscore.py), it runs the
-same tokens 1.4-1.7x faster than torch eager float32 with hidden states within ~1e-5, so it is
-the default on CPUs when ``onnxruntime`` is installed (``pip install 'nlcomment-eval[onnx]'``).
+The runtime backends share one export: the encoder, already cut to the scoring layer, exported
+to ONNX once per (weights, layer, opset, library versions) into ``<model cache>/onnx/layer<L>-
+<key>/`` (the key hashes the weights' bytes, not the path they were loaded from) under the model
+cache's lock (models.cache), moved into place by an atomic rename, and reused by every later
+process. OpenVINO compiles it for the CPU, ONNX Runtime runs it with all graph optimisations;
+both use as many threads as torch. Measured on this project's 2-core CPU (bench/bertscore.py,
+2,500 pairs in one call, quiet machine): the bert-score package 20.9 s, onnx 7.8 s, openvino
+7.3 s, with F within 4e-7 of the package; under other jobs' load OpenVINO kept its CPU time
+and ONNX Runtime did not. So ``openvino`` is the default on CPUs in float32 (onnx and openvino
+are part of the default install), then ``onnx`` where only onnxruntime is installed, then torch.
 
 A failed export or session start falls back to torch with a one-line warning; the scorer then
 reports ``backend == "torch"`` so that what is stored names what ran.
@@ -16,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import logging
-import re
 import time
 from pathlib import Path
 from typing import Optional
@@ -30,9 +33,9 @@ RUNTIMES = {"onnx": "onnxruntime", "openvino": "openvino"}  # backend -> its pac
 ONNX_OPSET = 17
 EXPORT_FORMAT = 1  # bump when the export below changes its output: older folders are rebuilt
 EXPORT_MANIFEST = "nlce-export.json"  # written last into a finished export folder
-INSTALL_HINT = "pip install 'nlcomment-eval[onnx]' (onnx and onnxruntime)"
-INSTALL_HINTS = {"onnx": INSTALL_HINT,
-                 "openvino": "pip install 'nlcomment-eval[openvino]' (onnx and openvino)"}
+INSTALL_HINTS = {"onnx": "pip install 'nlcomment-eval[onnx]' (onnx and onnxruntime)",
+                 "openvino": "pip install onnx openvino (part of the default install)"}
+DEFAULT_ORDER = ("openvino", "onnx")  # the fastest first (bench/bertscore.py), where installed
 
 
 class BackendError(InputError):
@@ -51,16 +54,18 @@ def onnx_available(runtime: str = "onnxruntime") -> bool:
 
 
 def resolve_backend(device: str, dtype: str, backend: Optional[str] = None) -> str:
-    """The backend to encode with. Default: ``onnx`` on a CPU in float32 when onnxruntime is
-    installed (faster, within the 1e-4 bar), else ``torch`` (logged, not an error)."""
+    """The backend to encode with. Default on a CPU in float32: ``openvino``, else ``onnx``,
+    whichever is installed first (faster, within the 1e-4 bar), else ``torch`` (logged, not an
+    error); elsewhere torch."""
     if backend is None:
         if device.startswith("cuda") or dtype != "float32":
             return "torch"
-        if not onnx_available():
-            log.info("onnxruntime is not installed: BERTScore encodes with torch (%s)",
-                     INSTALL_HINT)
-            return "torch"
-        return "onnx"
+        for name in DEFAULT_ORDER:
+            if onnx_available(RUNTIMES[name]):
+                return name
+        log.info("neither openvino nor onnxruntime is installed: BERTScore encodes with torch "
+                 "(%s)", INSTALL_HINTS["openvino"])
+        return "torch"
     if backend not in BACKENDS:
         raise BackendError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if backend in RUNTIMES:
@@ -92,30 +97,36 @@ def _version(dist: str) -> str:
 # ------------------------------------------------------------------------------- the export
 
 def weights_key(encoder, layer: int) -> str:
-    """A key for the exported graph: the encoder's config, a sample of every weight tensor
-    (a few thousand values each: enough to tell checkpoints apart without hashing ~0.5 GB),
-    the layer, the opset and the library versions that shape the graph."""
+    """A key for the exported graph: the bytes of every weight the export holds (the encoder
+    cut to ``layer``), its config without the path it was loaded from, the layer, the opset and
+    the library versions that shape the graph. The same weights reached by another path (a
+    model id, its cache folder, a copy) give the same key, and so the same export."""
+    import json
+
     import torch
 
     digest = hashlib.sha256()
     config = getattr(encoder, "config", None)
-    digest.update((config.to_json_string(use_diff=False) if config is not None else "").encode())
+    settings = json.loads(config.to_json_string(use_diff=False)) if config is not None else {}
+    for name in ("_name_or_path", "transformers_version", "_commit_hash"):
+        settings.pop(name, None)
+    digest.update(json.dumps(settings, sort_keys=True).encode())
     with torch.no_grad():
         for name, tensor in encoder.state_dict().items():
-            flat = tensor.detach().reshape(-1)
-            step = max(1, flat.numel() // 4096)
             digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
-            digest.update(flat[::step].to(torch.float32).cpu().numpy().tobytes())
+            digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+                          .numpy().data)
     versions = ",".join(f"{d}-{_version(d)}" for d in ("torch", "transformers", "onnx"))
     digest.update(f"layer={layer};opset={ONNX_OPSET};format={EXPORT_FORMAT};{versions}".encode())
     return digest.hexdigest()[:16]
 
 
-def export_folder(model_name: str, layer: int, key: str) -> Path:
+def export_folder(layer: int, key: str) -> Path:
+    """``<model cache>/onnx/layer<L>-<key>``: named by content alone (the model's name is in its
+    manifest), so every path to the same weights finds it."""
     from models.cache import cache_root
 
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "--", model_name.strip("/")).strip("-")[-60:] or "model"
-    return cache_root() / "onnx" / f"{slug}-layer{layer}-{key}"
+    return cache_root() / "onnx" / f"layer{layer}-{key}"
 
 
 def _is_complete(folder: Path) -> bool:
@@ -156,7 +167,7 @@ def ensure_export(encoder, model_name: str, layer: int) -> Path:
     from models.cache import build_once
 
     key = weights_key(encoder, layer)
-    final = export_folder(model_name, layer, key)
+    final = export_folder(layer, key)
 
     def export(scratch: Path) -> dict:
         log.warning("exporting %s (layers 1..%d) to ONNX into %s (once) ...", model_name, layer,

@@ -30,6 +30,7 @@ from metrics.core import (
     MetricOption,
     PairScore,
     item_error,
+    report_progress,
     require_text,
 )
 from metrics.tokenize import check_language, family_signature, tokenizer_for
@@ -237,6 +238,7 @@ class LexicalMetric(Metric):
         function, options = type(self).pair_function, self.option_values(config)
         out = []
         for item in items:
+            report_progress(len(out), len(items))
             try:
                 out.append(function(item.prediction, item.reference, item.lang, **options))
             except Exception as exc:  # one bad item never aborts the run

@@ -31,7 +31,7 @@ from metrics.context import (
     model_max_tokens,
     special_tokens,
 )
-from metrics.core import MetricInputError, PairScore
+from metrics.core import MetricInputError, PairScore, report_progress
 
 CAUSAL_PROMPT_VERSION = "v1"  # the default; "v2" reads the code first in context full
 CAUSAL_PROMPTS = ("v1", "v2")
@@ -175,8 +175,11 @@ class Seq2SeqScorer(_LikelihoodScorer):
                 continue
             scored = tuple(range(len(t.input_ids))) if variant is ContextVariant.NONE else t.scored
             items.append((k, len(s.input_ids) + len(t.input_ids), s, t, scored))
+        done = 0
         with torch.inference_mode():
             for batch in self._batches([(it, it[1]) for it in items]):
+                report_progress(done, len(items))  # a progress bar moves per batch
+                done += len(batch)
                 chosen = [items[i] for i in batch]
                 src_len = max(len(c[2].input_ids) for c in chosen)
                 tgt_len = max(len(c[3].input_ids) for c in chosen)
@@ -305,6 +308,7 @@ class CausalLMScorer(_LikelihoodScorer):
                 continue
             x = distinct.setdefault((x.ids, x.scored, repr(x.details)), x)
             inputs.setdefault(id(x), []).append(k)
+        self._progress = [0, len(distinct)]  # inputs run so far, of all: moved per batch
         with self._torch.inference_mode():
             groups, alone = prefix_groups(list(distinct.values()), self.min_shared_prefix)
             for shared, members in groups:
@@ -341,6 +345,10 @@ class CausalLMScorer(_LikelihoodScorer):
         """Mean log-probability of each input's scored tokens from its kept logits."""
         torch = self._torch
         logits, first = forward
+        progress = getattr(self, "_progress", None)
+        if progress is not None:
+            progress[0] += len(chosen)
+            report_progress(*progress)
         for b, x in enumerate(chosen):
             rows = torch.tensor([p - 1 - first for p in x.scored], device=logits.device)
             logprobs = torch.log_softmax(logits[b, rows].float(), dim=-1).cpu()

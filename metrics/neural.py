@@ -160,9 +160,8 @@ class BertScore(NeuralMetric):
         dtype_option(None, ("float32", "float16", "bfloat16")),
         MetricOption("backend", None, BACKENDS, prefix=False, signature="own", inert=("torch",),
                      in_key=False,
-                     help="the encoder: onnx (ONNX Runtime, CPU, float32; the default there when "
-                          "onnxruntime is installed), openvino (OpenVINO on the same ONNX "
-                          "export, CPU, float32) or torch"),
+                     help="the encoder: openvino (OpenVINO, CPU, float32: the default there), "
+                          "onnx (ONNX Runtime on the same ONNX export, CPU, float32) or torch"),
         MetricOption("idf", False, type=bool, prefix=False, signature="own",
                      help="idf weighting"),
         MetricOption("rescale", "none", RESCALE_CHOICES, prefix=False, signature="own",

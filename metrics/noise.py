@@ -3,16 +3,19 @@
 - ``uniform``: tokens drawn uniformly from the scoring tokenizer's vocabulary, as many as the
   reference has under that tokenizer.
 - ``targeted``: the same number of tokens drawn (with replacement) from the surrounding context:
-  the source file without the comment. A pairs target (no source file) draws from its own
-  context text if its pairs file gave one, else from the other references of its dataset and
-  language (the pool a translation-style test set offers).
+  the source file without the comment. A pairs target (no source file) draws from the other
+  references of its dataset and language (the pool a translation-style test set offers), so its
+  noise is in the reference's language; its context text, which may be in another language
+  (a translation's source sentence), is not used.
 
 The *scoring tokenizer* is the tokenizer of the metric's model for neural metrics (its whole
 vocabulary minus special tokens; the ids are decoded to text). For lexical metrics it is the
 shared comment tokenizer (metrics.tokenize), whose vocabulary is open: it is defined as the
 distinct comment-tokenizer tokens of all source files of the same dataset and language (for a
-pairs dataset: its references and context texts), sorted (``lexical_vocabulary``); noise tokens
-are joined by spaces.
+pairs dataset: its references in that language, never their context texts), sorted
+(``lexical_vocabulary``); noise tokens are joined by spaces. A neural metric's uniform noise
+draws from its model's whole vocabulary, which for a multilingual model holds every language's
+pieces (as in the study).
 
 Every sample is a pure function of (kind, reference, context, tokenizer, seed, target id): the
 random generator is seeded from ``"{seed}:{target_id}:{kind}"`` (Python's string seeding is

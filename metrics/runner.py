@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 from metrics import store
 from metrics.claims import Claims
 from metrics.config import ScoringConfig
-from metrics.core import ScoringItem, score_chunk
+from metrics.core import ScoringItem, progress_to, score_chunk
 from metrics.parallel import score_chunks
 
 
@@ -69,8 +69,8 @@ class RunSummary:
 def progress_bar(total: int, desc: str, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="item", disable=not enabled, file=sys.stderr,
-                dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, unit="item", disable=not enabled or not total,
+                file=sys.stderr, dynamic_ncols=True)
 
 
 def _run_params(config: ScoringConfig) -> dict:
@@ -80,8 +80,9 @@ def _run_params(config: ScoringConfig) -> dict:
 
 
 def _language_warnings(config: ScoringConfig, langs: set[str]) -> list[str]:
-    """A warning per valid language outside the study's five: it is scored, with the tokenizer
-    the signature's rule gives it (invalid codes get a per-item error instead)."""
+    """A warning per valid language outside the study's five that the project's comment
+    tokenizer splits (the signature's tok: rule): a standard tokenizer (sacrebleu's 13a, chrF as
+    written, a model's own) needs no such check. Invalid codes get a per-item error instead."""
     from metrics.tokenize import UnsupportedLanguageError, check_language
     from taxonomy.languages import APP_LANGUAGES, ENGLISH_NAMES
 
@@ -91,11 +92,12 @@ def _language_warnings(config: ScoringConfig, langs: set[str]) -> list[str]:
             code = check_language(lang)
         except UnsupportedLanguageError:
             continue
-        if code not in APP_LANGUAGES:
-            out.append(f"language {lang!r} ({ENGLISH_NAMES[code]}) is not one of the study's "
-                       f"({', '.join(APP_LANGUAGES)}): scored with "
-                       f"{config.implementation.language_tokenizer(config, code)}, as the "
-                       f"signature's tok: rule says; check that it suits {ENGLISH_NAMES[code]}")
+        tokenizer = config.implementation.language_tokenizer(config, code)
+        if code in APP_LANGUAGES or not tokenizer.startswith("comment-"):
+            continue
+        out.append(f"language {lang!r} ({ENGLISH_NAMES[code]}) is not one of the study's "
+                   f"({', '.join(APP_LANGUAGES)}): scored with {tokenizer}, as the "
+                   f"signature's tok: rule says; check that it suits {ENGLISH_NAMES[code]}")
     return out
 
 
@@ -122,12 +124,11 @@ def _ensure_noise(url, config: ScoringConfig, rows: list[store.Row], summary: Ru
     pools: dict = {}  # (dataset, language) -> pairs references, the pool of pairs targets
 
     def surrounding(row: store.Row, contents: dict) -> str:
-        """What targeted noise draws from: the file without the comment; for a pairs target its
-        own context text, else the other references of its dataset and language."""
+        """What targeted noise draws from: the file without the comment; for a pairs target the
+        other references of its dataset and language (its context text may be in another
+        language, e.g. a translation's source sentence: noise is drawn in the reference's)."""
         if not row.is_pairs:
             return context_without_comment(contents[row.source_file_id], row.span)
-        if row.context:
-            return row.context
         key = (row.dataset_id, row.lang)
         if key not in pools:
             pools[key] = store.pairs_references(url, row.dataset_id, row.lang)
@@ -224,8 +225,14 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
             key_of[items[0].subject_id] = key
             yield items
 
-    bar = progress_bar(len(scorable) - summary.skipped, config.metric, progress)
-    with Claims(url, run_id) as claims:
+    bar = progress_bar(len(scorable) - summary.skipped, metric.run_name(config), progress)
+    shown = [0]  # items of the chunk being scored that the bar has moved by already
+
+    def moved(items: int) -> None:  # a scorer in this process finished a batch
+        shown[0] += items
+        bar.update(items)
+
+    with Claims(url, run_id) as claims, progress_to(moved):
         while shards:
             held_elsewhere: list[list[store.Row]] = []
             key_of: dict[int, str] = {}  # first subject id of a chunk -> its shard key
@@ -233,7 +240,8 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
             for items, scores, failure in score_chunks(score_chunk, (config, setup), chunks,
                                                        executor, retries=retries,
                                                        key=f"run{run_id}"):
-                bar.update(len(items))
+                bar.update(max(0, len(items) - shown[0]))
+                shown[0] = 0
                 key = key_of.pop(items[0].subject_id)
                 if scores is None:  # nothing stored for these: the next run picks them up
                     claims.release(key)

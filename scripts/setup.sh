@@ -20,6 +20,10 @@ if [[ "${1:-}" == "--test" ]]; then
   fi
 fi
 
+# llama-cpp-python (the judge server, in [test]) builds from source: its multimodal library
+# (mtmd, ~14% of the compile time) serves image chats only, the judge server text.
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+
 [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q torch==2.13.0          # the CPU build; an unpinned torch pulls CUDA (GBs)

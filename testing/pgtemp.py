@@ -18,11 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from nlce.cli import UserError
+
 SUPERUSER = "nlce"
 
 
-class PostgresUnavailable(RuntimeError):
-    pass
+class PostgresUnavailable(UserError, RuntimeError):
+    """No PostgreSQL server can be started here: one line, naming what to install."""
 
 
 def find_pg_bindir() -> Path:

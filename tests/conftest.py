@@ -22,6 +22,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # instead of OWASP's (N=2^17, 128 MiB, ~0.5 s each). tests/annotate/test_auth.py checks the real
 # cost, with this unset, on the paths that use it (hash, verify, re-hash at sign-in, import).
 os.environ.setdefault("NLCE_INSECURE_FAST_PASSWORD_HASHES", "1")
+# Under pytest-xdist (README command 2, CI, the quick loop) each worker gets its share of the
+# cores for torch, ONNX Runtime and OpenVINO (they follow torch's thread count), as the process
+# pool's workers do (metrics.parallel): two workers of two threads each on two cores wait for
+# each other. Set before torch is imported; subprocesses of a test inherit it.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
 # testing.markers: the markers and the rules that keep them true; pytester: tests/test_markers.py
 pytest_plugins = ["testing.markers", "pytester"]

@@ -61,3 +61,13 @@ def test_readme_is_a_front_door():
     """Stage references live in docs/; the README stays short enough to read in one sitting."""
     lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
     assert lines <= 220, f"README.md has {lines} lines: move reference text to docs/<stage>.md"
+
+
+def test_ci_runs_the_readmes_command_2():
+    """`.ci/run` runs the tests exactly as README command 2 says (same pytest arguments)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command_2 = re.search(r"bash scripts/setup\.sh --test && \.venv/bin/python -m pytest(.*)",
+                          readme)[1].strip()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^\.venv/bin/python -m pytest (.*)$", ci, re.M)[1].strip() == command_2
+    assert "bash scripts/setup.sh --test" in ci

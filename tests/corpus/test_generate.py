@@ -237,6 +237,17 @@ def test_cli_errors_are_clear(db_url, capsys):
     assert "--base-url" in capsys.readouterr().err
 
 
+def test_a_dataset_with_nothing_to_generate_says_so(db_url, capsys):
+    add_targets(db_url)
+    generate = as_command(generate_main, "python -m corpus.generate")
+    assert generate(["--model", "bigcode/starcoder2-7b", "--backend", "openai", "--base-url",
+                     "http://127.0.0.1:9/v1", "--dataset", "study-nl", "--db", db_url,
+                     "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nothing to generate: no target with a source file matches " \
+        "--dataset/--lang/--programming-language (datasets here: " in err
+
+
 @pytest.mark.slow
 def test_smollm2_end_to_end(db_url, smollm2):
     """A real causal LM, greedy and batched with left padding: storage and cutting are exact."""

@@ -105,6 +105,24 @@ def test_size_limits_flag_environment_and_check(tmp_path, db_url, capsys, monkey
     assert "$NLCE_IMPORT_MAX_TEXT must be a whole number" in capsys.readouterr().err
 
 
+def test_a_check_creates_no_database(tmp_path, capsys):
+    """`--check` writes nothing: a database that is not there yet is not created (the check
+    runs against a throwaway one with the schema), an existing empty file stays empty."""
+    path = write_jsonl(tmp_path / "small.jsonl", small_records())
+    missing = tmp_path / "new.db"
+    assert main(["import", "--check", *MOVE, str(path), "--db", f"sqlite:///{missing}"]) == 0
+    out = capsys.readouterr().out
+    assert "check: no problems in 1 source(s); an import would write:" in out
+    assert "annotation" in out and not missing.exists()
+    bad = write_jsonl(tmp_path / "bad.jsonl", _with(small_records(), NOTE_AT, note="a\x00b"))
+    assert main(["import", "--check", *MOVE, str(bad), "--db", f"sqlite:///{missing}"]) == 2
+    assert "contains a NUL character" in capsys.readouterr().err and not missing.exists()
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    assert main(["import", "--check", *MOVE, str(path), "--db", f"sqlite:///{empty}"]) == 0
+    assert empty.stat().st_size == 0
+
+
 # ------------------------------------------------------------------------------ accounts
 
 def _accounts(url):

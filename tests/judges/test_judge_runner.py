@@ -17,6 +17,7 @@ from judges.client import JudgeClient, OpenAIBackend, SamplingParams
 from judges.i18n import texts
 from judges.order import presentation_order
 from judges.runner import RunConfig, run_judge
+from nlce.cli import InputError
 from testing.cli import as_command
 
 
@@ -301,3 +302,20 @@ def test_cli_local_model_that_is_not_available(judge_db, tmp_path, capsys):
     assert "no-such-model" in capsys.readouterr().err
     _, responses, verdicts = stored(judge_db)
     assert responses == [] and verdicts == []  # nothing half-written
+
+
+def test_an_in_process_local_judge_gets_a_sane_token_limit():
+    """An endpoint keeps the study's 10,000 output tokens; `--backend local` generates on this
+    machine (minutes per target at 10,000), so it defaults to 1,024; the flag wins either way."""
+    from judges import run
+
+    def sampling(*flags):
+        args = run.build_parser().parse_args(["--model", "m", "--strategy", "rubric", "--lang",
+                                              "en", *flags])
+        return run.sampling_params(args).max_tokens
+
+    assert sampling() == 10_000
+    assert sampling("--backend", "local") == 1_024
+    assert sampling("--backend", "local", "--max-tokens", "300") == 300
+    with pytest.raises(InputError, match="--max-tokens must be at least 1"):
+        sampling("--max-tokens", "0")

@@ -91,8 +91,13 @@ def test_a_killed_scorers_claim_is_taken_over(corpus_url):
     lease = {"NLCE_SCORE_CLAIM_S": "2"}
     killed = _scorer(corpus_url, **lease)
     try:
-        _wait_for(lambda: _stored(corpus_url)[0] >= 256 and _stored(corpus_url)[2] > 0,
-                  "a stored chunk and a held claim", killed)
+        while True:  # killed while it holds a claim: stopped first, so it cannot release one
+            _wait_for(lambda: _stored(corpus_url)[0] >= 256 and _stored(corpus_url)[2] > 0,
+                      "a stored chunk and a held claim", killed)
+            killed.send_signal(signal.SIGSTOP)
+            if _stored(corpus_url)[2] > 0:
+                break
+            killed.send_signal(signal.SIGCONT)  # it was between two chunks: try again
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=30)
     finally:

@@ -68,6 +68,14 @@ def test_grid_expands_lists(tmp_path):
 
 
 
+def test_a_grid_names_languages_as_the_flag_does_or_as_langs():
+    as_flag = expand_grid({"runs": [{"metric": "bleu", "lang": ["de", "nl"]}]})
+    as_field = expand_grid({"runs": [{"metric": "bleu", "langs": "de"}]})
+    assert [c.langs for c in as_flag] == [("de", "nl")] and [c.langs for c in as_field] == [("de",)]
+    with pytest.raises(ConfigError, match="grid run #1: give `lang` or `langs`, not both"):
+        expand_grid({"runs": [{"metric": "bleu", "lang": "de", "langs": "nl"}]})
+
+
 def test_options_are_given_by_key_and_read_as_attributes():
     config = ScoringConfig("bertscore", layer=9, idf=True, model=None)
     assert config.options == (("idf", True), ("layer", 9))  # sorted; None is unset

@@ -12,6 +12,8 @@ from metrics.core import (
     PairScore,
     ScoringItem,
     item_error,
+    progress_to,
+    report_progress,
     require_text,
     score_chunk,
     score_items,
@@ -110,3 +112,31 @@ def test_a_worker_chunk_scores_like_this_process():
              ScoringItem("noise", 2, 1, "", "Zwraca sumę", "pl")]
     assert score_chunk((config, None), items) == score_items(config, items)
     assert score_items(config, items)[1].error == "empty prediction: nothing to score"
+
+
+def _pairs(n: int, lang: str = "nl") -> list[ScoringItem]:
+    return [ScoringItem("generation", i, i, f"Geeft de som van lijst {i}",
+                        f"Geeft de som van alle waarden {i}", lang) for i in range(n)]
+
+
+def test_a_scorer_moves_the_progress_bar_before_its_call_ends():
+    moved: list[int] = []
+    with progress_to(moved.append):
+        scores = score_items(ScoringConfig("chrf").validated(), _pairs(10))
+    assert len(scores) == 10
+    assert moved == [1] * 9  # per item; the runner moves the bar by the rest when the chunk ends
+    report_progress(1, 2)  # outside progress_to: nobody listens, nothing happens
+    with progress_to(moved.append):
+        report_progress(1, 2)  # outside score_items: no items to move by
+    assert moved == [1] * 9
+
+
+@pytest.mark.slow  # SmolLM2 and e5-small
+@pytest.mark.parametrize("metric", ["lmscore", "bertscore"])
+def test_neural_scorers_move_it_per_batch(metric):
+    moved: list[int] = []
+    config = ScoringConfig(metric, device="cpu", batch_size=4, context="minimal").validated()
+    with progress_to(moved.append):
+        scores = score_items(config, _pairs(24) + _pairs(16, "pl"))
+    assert all(s.error is None for s in scores)
+    assert len(moved) >= 3 and sum(moved) <= 40  # batch by batch

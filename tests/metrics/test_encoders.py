@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -117,6 +118,31 @@ def test_export_is_made_once_and_reused(e5_small_encoder, e5_onnx_scorer):
 
 
 @pytest.mark.slow
+def test_the_export_is_keyed_by_the_weights_not_the_path(e5_small_encoder, e5_onnx_scorer):
+    """The same weights reached by another path (a local folder, a copy) find the same export;
+    one changed weight makes another."""
+    import copy
+
+    import torch
+
+    from metrics.bertscore import BertScorer, truncate_to_layer
+
+    model, tokenizer = e5_small_encoder
+    path = e5_onnx_scorer.engine.path
+    elsewhere = copy.deepcopy(model)
+    elsewhere.config._name_or_path = "/data/checkpoints/my-e5-copy"
+    stamp = path.stat().st_mtime_ns
+    again = BertScorer(elsewhere, tokenizer, layer=9, model_name="/data/checkpoints/my-e5-copy",
+                       backend="onnx")
+    assert again.engine.path == path and path.stat().st_mtime_ns == stamp
+    key = weights_key(truncate_to_layer(elsewhere, 9)[0], 9)
+    assert path.parent.name == f"layer9-{key}"
+    with torch.no_grad():
+        elsewhere.embeddings.word_embeddings.weight[7, 3] += 1e-3
+    assert weights_key(truncate_to_layer(elsewhere, 9)[0], 9) != key
+
+
+@pytest.mark.slow
 def test_failed_export_falls_back_to_torch(e5_small_encoder, e5_scorer, tmp_path, monkeypatch,
                                            caplog):
     from metrics.bertscore import BertScorer
@@ -136,7 +162,7 @@ def test_failed_export_falls_back_to_torch(e5_small_encoder, e5_scorer, tmp_path
 
 
 def test_default_backend_and_clear_refusals():
-    assert resolve_backend("cpu", "float32") == "onnx"  # onnxruntime is a test dependency
+    assert resolve_backend("cpu", "float32") == "openvino"  # in the default install
     assert resolve_backend("cpu", "bfloat16") == "torch"
     assert resolve_backend("cuda", "float16") == "torch"
     with pytest.raises(BackendError, match="CPU only"):
@@ -150,12 +176,17 @@ def test_default_backend_and_clear_refusals():
         ScoringConfig(metric="lmscore", device="cpu", backend="onnx").validated()
 
 
-def test_without_onnxruntime_the_default_is_torch_logged(monkeypatch, caplog):
-    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
+def test_without_openvino_the_default_is_onnx_and_without_both_torch_logged(monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "openvino", None)  # as if it were not installed
+    assert ScoringConfig(metric="bertscore", device="cpu").validated().backend == "onnx"
+    with pytest.raises(ConfigError, match=r"needs openvino: pip install onnx openvino \(part of "
+                                          r"the default install\)"):
+        ScoringConfig(metric="bertscore", device="cpu", backend="openvino").validated()
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with caplog.at_level(logging.INFO, logger="metrics.encoders"):
         config = ScoringConfig(metric="bertscore", device="cpu").validated()
     assert config.backend == "torch" and "backend" not in config.signature()
-    assert "onnxruntime is not installed" in caplog.text
+    assert "neither openvino nor onnxruntime is installed" in caplog.text
     with pytest.raises(ConfigError, match=r"needs onnxruntime: pip install 'nlcomment-eval\[onnx\]'"):
         ScoringConfig(metric="bertscore", device="cpu", backend="onnx").validated()
 
@@ -175,7 +206,9 @@ def test_torch_signature_is_unchanged_and_onnx_is_named():
         "|dtype:float32|", "|dtype:float32|backend:onnx|").replace(
         "|ctx:", f",onnxruntime-{_version('onnxruntime')}|ctx:")
     assert "onnxruntime" in onnx.library_versions()
-    assert ScoringConfig(metric="bertscore", layer=9, device="cpu").validated() == onnx
+    default = ScoringConfig(metric="bertscore", layer=9, device="cpu").validated()
+    assert default == replace(onnx, backend="openvino")  # the CPU default
+    assert "|backend:openvino|" in default.signature() and ",openvino-" in default.signature()
 
 
 @pytest.mark.slow

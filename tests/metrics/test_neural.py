@@ -25,7 +25,7 @@ def test_each_metric_fills_in_its_own_defaults():
         assert (config.model, config.device, config.dtype) == (models[metric], "cpu", "float32")
         assert config.layer is None and config.idf is (False if metric == "bertscore" else None)
     bert = ScoringConfig("bertscore", device="cpu").validated()
-    assert bert.backend == ("onnx" if onnx_available() else "torch")  # the CPU float32 default
+    assert bert.backend == ("openvino" if onnx_available("openvino") else "torch")  # CPU default
     assert ScoringConfig("bertscore", device="cpu", dtype="bfloat16").validated().backend == "torch"
 
 

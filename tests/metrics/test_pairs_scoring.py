@@ -89,6 +89,30 @@ def test_targeted_noise_of_a_pairs_target_comes_from_the_other_references(tmp_pa
         assert set(words) <= pool_words | {","}
 
 
+@pytest.mark.parametrize("noise", ["targeted", "uniform"])
+def test_pairs_noise_is_drawn_in_the_references_language(tmp_path, db_url, noise):
+    """A translation's pairs carry the source sentence (English) as context: the noise of its
+    Dutch references is drawn from Dutch references only, never from the English source."""
+    from sqlalchemy import select
+
+    from db import session_scope
+    from db.models import NoiseSample
+
+    rows = [dict(r, context=f"The English source sentence number {i} about invoices")
+            for i, r in enumerate(_rows()) if r["language"] == "nl"]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert db_main(["import", "--format", "pairs", "--dataset", "mt", str(path),
+                    "--db", db_url]) == 0
+    assert score_main(["--metric", "chrf", "--noise", noise, "--db", db_url,
+                       "--no-progress"]) == 0
+    with session_scope(db_url) as session:
+        texts = list(session.execute(select(NoiseSample.text)).scalars())
+    dutch = {w.strip(",").lower() for ref in REFERENCES["nl"] for w in ref.split()}
+    assert len(texts) == len(REFERENCES["nl"])
+    assert {w for text in texts for w in text.split()} <= dutch | {","}
+
+
 @pytest.mark.slow  # the refusal comes after the CLI loaded e5-small
 def test_context_other_than_none_is_refused_for_pairs(tmp_path, db_url, capsys):
     _import(tmp_path, db_url)

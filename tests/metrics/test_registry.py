@@ -15,7 +15,7 @@ from metrics.runner import score_configuration
 
 def test_every_metric_implements_the_interface():
     assert set(METRICS) == {"bleu", "rouge_l", "meteor", "chrf", "bertscore", "bartscore",
-                            "lmscore"}
+                            "lmscore", "evaluate"}
     for name, metric in METRICS.items():
         assert isinstance(metric, Metric) and metric.name == name
         for method in ("validate", "signature", "tokenizer_name", "noise_tokenizer_name",

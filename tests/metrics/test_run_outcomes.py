@@ -81,6 +81,24 @@ def test_languages_outside_the_five_are_scored_with_a_warning(db_url, capsys):
     assert "'xx' is not a language code" in out  # the item's error example
 
 
+def test_the_tokenizer_warning_comes_once_and_only_for_the_comment_tokenizer(db_url, capsys,
+                                                                           tmp_path):
+    _add_target(db_url, "de", "x = 1\n# Gibt die Summe der Liste zurück\n",
+                "# Gibt die Summe der Liste zurück", ("# Gibt die Summe zurück",))
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("runs:\n  - metric: [bleu, chrf]\n    noise: [none, uniform]\n",
+                    encoding="utf-8")
+    assert main(["--grid", str(grid), "--db", db_url, "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: language 'de' (German)") == 1  # four configurations, one line
+    # sacrebleu's own tokenizers are standard: nothing to check
+    assert main(["--metric", "bleu", "--bleu-tokenize", "13a", "--db", db_url,
+                 "--no-progress"]) == 0
+    assert main(["--metric", "chrf", "--chrf-tokenize", "none", "--db", db_url,
+                 "--no-progress"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_an_invalid_language_option_is_an_error_suggesting_the_code(db_url, capsys):
     with pytest.raises(ConfigError, match="--lang: 'german' is not a language code; did you "
                                           "mean 'de'"):

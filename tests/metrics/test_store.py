@@ -120,9 +120,9 @@ def test_file_contents_across_batches(corpus, monkeypatch):
 def test_noise_vocabulary_and_pairs_references_per_dataset_and_language(corpus):
     url, ids = corpus
     alpha, beta = ids["dataset"]["alpha"], ids["dataset"]["beta"]
-    # files first, then each pairs target's reference and context (p2 has none)
-    assert store.dataset_texts(url, alpha, "nl") == [
-        FILES["nl"][2], PAIRS["p1"][2], PAIRS["p1"][3], PAIRS["p2"][2]]
+    # files first, then each pairs target's reference (never its context: another language)
+    assert store.dataset_texts(url, alpha, "nl") == [FILES["nl"][2], PAIRS["p1"][2],
+                                                     PAIRS["p2"][2]]
     assert store.dataset_texts(url, alpha, "zh") == [FILES["zh"][2]]
     assert store.dataset_texts(url, beta, "nl") == [FILES["beta"][2]]
     assert store.dataset_texts(url, beta, "zh") == []

