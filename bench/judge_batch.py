@@ -112,4 +112,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/judge_batch.py"))

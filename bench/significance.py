@@ -209,6 +209,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from nlce.cli import run_main
+    from testing.bench import run
 
-    sys.exit(run_main(main, prog="bench/significance.py"))
+    sys.exit(run(main, "bench/significance.py", needs=("scipy",)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -40,13 +41,13 @@ def sample(root: Path, lang: str, n: int, seed: int = 7) -> list[str]:
     return texts
 
 
-def main() -> None:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lang", nargs=2, action="append", metavar=("CODE", "ROOT"),
                         required=True)
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--window", type=int, default=4096)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     names = sorted({name for _, name in FAMILY_VOCABS})
     real = {name: VocabTokenCounter(vocab_folder() / f"ggml-vocab-{name}.gguf") for name in names}
     approx = ApproxTokenCounter()
@@ -68,7 +69,10 @@ def main() -> None:
             wrong = [int(np.sum(kept & (e > args.window))) for e in (v2, window)]
             print(f"{lang:4} {len(texts):5} {name:10} {cells[0]:>20} {cells[1]:>22} "
                   f"{wrong[0]:>14} / {wrong[1]} of {int(kept.sum())}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/token_counts.py", needs=("llama_cpp",)))

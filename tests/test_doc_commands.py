@@ -65,6 +65,7 @@ NOT_CHECKED = {
     "export NLCE_DATABASE_URL=postgresql+psycopg://nlce@db.example.org:5432/nlce": "a variable",
     "export OPENAI_BASE_URL=http://localhost:8000/v1 OPENAI_API_KEY=...": "a variable",
     "rm -r move/": "a shell command",
+    "head -300 ted_ende.pairs.jsonl > ted_ende_300.pairs.jsonl": "a shell command",
     "sudo -u postgres createuser --pwprompt nlce": "PostgreSQL's own command",
     "sudo -u postgres createdb --owner nlce nlce": "PostgreSQL's own command",
     ".venv/bin/python -m pytest -n 2 --dist loadfile": "the test runner itself",
