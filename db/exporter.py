@@ -174,6 +174,16 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
         yield {"type": "judge_verdict", "run": judge_runs[v.run_id], **generations[v.generation_id],
                "status": v.status, "accuracy": v.accuracy, "codes": list(v.codes or []),
                "position": v.position, "created_at": _iso(v.created_at)}
+    for b in _by_id(session, m.JudgeBatch):  # requests name their targets by key, not by id
+        requests = {cid: {"target": targets[r["target_id"]],
+                          **{k: v for k, v in r.items() if k != "target_id"}}
+                    for cid, r in (b.requests or {}).items()}
+        yield {"type": "judge_batch", "run": judge_runs[b.run_id], "submission": b.submission,
+               "batch_id": b.batch_id, "input_file_id": b.input_file_id,
+               "output_file_id": b.output_file_id, "error_file_id": b.error_file_id,
+               "status": b.status, "requests": requests, "counts": b.counts or {},
+               "error": b.error, "created_at": _iso(b.created_at),
+               "finished_at": _iso(b.finished_at) if b.finished_at else None}
 
 
 def export_jsonl(session: Session, out_dir: str | Path, include_password_hashes: bool = False

@@ -115,12 +115,13 @@ def load_verdict_rows(session: Session) -> pd.DataFrame:
 SETTINGS_COLUMNS = ["run_id", "model", "strategy", "prompt_language", "prompt_version",
                     "template", "endpoint", "temperature", "seed", "max_tokens", "order",
                     "context_chars", "structured", "prompt_tokens", "completion_tokens",
-                    "cost_usd"]
+                    "cost_usd", "jury_of"]
 
 
 def run_settings(session: Session) -> pd.DataFrame:
     """Per run: what tells it apart from another run of the same judge, and what it cost
-    (cost_usd None: a price was unknown)."""
+    (cost_usd None: a price was unknown). A jury's tokens and cost are its members' (`jury_of`
+    names them): a total over runs leaves out the rows with `jury_of` set, or counts twice."""
     rows = []
     for run in session.exec(select(models.JudgeRun).order_by(models.JudgeRun.id)).all():
         params = run.params or {}
@@ -138,6 +139,8 @@ def run_settings(session: Session) -> pd.DataFrame:
             "context_chars": params.get("context_chars"), "structured": params.get("structured"),
             "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens,
             "cost_usd": run.cost_usd,
+            "jury_of": ",".join(str(m["run_id"]) for m in
+                                (params.get("jury") or {}).get("members", [])),
         })
     return pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
 
@@ -279,7 +282,7 @@ def _print_runs(console, runs: pd.DataFrame) -> None:
                  ["run_id", "model", "strategy", "prompt_version", "template", "endpoint"])
     _print_table(console, "Runs: the settings that tell them apart, tokens and cost", shown,
                  ["run_id", "temperature", "seed", "max_tokens", "order", "context_chars",
-                  "structured", "prompt_tokens", "completion_tokens", "cost_usd"])
+                  "structured", "prompt_tokens", "completion_tokens", "cost_usd", "jury_of"])
 
 
 def _print_studies(console, report: dict) -> None:

@@ -69,6 +69,12 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
                        "created_at": "time?"},
     "judge_verdict": {"run": "str!", **_GENERATION_REF, "status": "str!", "accuracy": "str?",
                       "codes": "json", "position": "int?", "created_at": "time?"},
+    # a submission to a Batch API (judges.batch); requests: custom_id -> {"target": a target
+    # key, "key", "format"}, so a run moved while it waits collects its batch (nothing resent)
+    "judge_batch": {"run": "str!", "submission": "str!", "batch_id": "str?",
+                    "input_file_id": "str?", "output_file_id": "str?", "error_file_id": "str?",
+                    "status": "str!", "requests": "json", "counts": "json", "error": "str?",
+                    "created_at": "time?", "finished_at": "time?"},
 }
 RECORD_TYPES = tuple(RECORD_FIELDS)
 """Record types in dependency order: a record may refer only to kinds listed before it."""

@@ -1,11 +1,12 @@
 """The per-record writers of results: metric runs, noise samples and scores, judge runs,
-responses and verdicts (a mixin of `RecordWriter`, which resolves the keys they refer to; a new
-run, response or verdict keeps the record's `created_at`)."""
+responses, verdicts and Batch API submissions (a mixin of `RecordWriter`, which resolves the
+keys they refer to; a new run, response, verdict or submission keeps the record's `created_at`)."""
 from __future__ import annotations
 
 from sqlalchemy import select
 
 from db import models as m
+from db.importer.accounts import record_time
 from db.importer.errors import Reject
 
 
@@ -95,3 +96,22 @@ class ResultWriters:
         if "position" in rec:
             values["position"] = rec["position"]
         return self._upsert(m.JudgeVerdict, key, values, rec.get("created_at"))[1]
+
+    def _write_judge_batch(self, rec):
+        requests = rec.get("requests") or {}
+        if not isinstance(requests, dict):
+            raise Reject("expected {custom_id: {target, key, format}}", "requests")
+        stored = {}
+        for custom_id, request in requests.items():
+            if not isinstance(request, dict) or not isinstance(request.get("target"), dict):
+                raise Reject(f"request {custom_id!r}: expected a 'target' key", "requests")
+            rest = {k: v for k, v in request.items() if k != "target"}
+            stored[custom_id] = {"target_id": self.target_id(request["target"]), **rest}
+        values = {"run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
+                  "status": rec["status"], "requests": stored, "counts": rec.get("counts") or {},
+                  **{k: rec.get(k) for k in ("batch_id", "input_file_id", "output_file_id",
+                                             "error_file_id", "error")}}
+        if rec.get("finished_at") is not None:
+            values["finished_at"] = record_time(rec["finished_at"], "finished_at")
+        return self._upsert(m.JudgeBatch, {"submission": rec["submission"]}, values,
+                            rec.get("created_at"))[1]

@@ -22,7 +22,8 @@ def _ref(path, content, comment, **extra):
 
 def small_records() -> list[dict]:
     """Two files, two targets, four generations, two annotators, labels, a gold label, a metric
-    run with a generation score and a noise score, a judge run with a response and a verdict."""
+    run with a generation score and a noise score, a judge run with a response, a verdict and a
+    Batch API submission it waits for."""
     nl = _ref("calc.py", NL_FILE, NL_COMMENT)
     zh = _ref("Max.java", ZH_FILE, ZH_COMMENT)
     file_fields = {k: nl[k] for k in ("dataset", "repo")}
@@ -67,6 +68,11 @@ def small_records() -> list[dict]:
          "status": "ok", "accuracy": "partial",
          "codes": [{"code": "MS-ET", "confidence": 0.8, "justification": "kort"}],
          "position": 1},
+        {"type": "judge_batch", "run": "judge|gpt|cot|nl|v1", "submission": "5f1e0c",
+         "batch_id": "batch_abc", "input_file_id": "file-in", "status": "in_progress",
+         "requests": {"r1": {"target": {k: nl[k] for k in ("dataset", "repo", "path", "span")},
+                             "key": "k1", "format": None}},
+         "counts": {"total": 1, "completed": 0, "failed": 0}},
     ]
 
 

@@ -143,6 +143,36 @@ def test_a_run_stopped_while_waiting_collects_its_batch_without_sending_again(
     assert {v[1] for v in verdicts(judge_db)} == {"ok"} and len(verdicts(judge_db)) == 10
 
 
+def test_a_database_moved_while_its_batch_waits_collects_it_without_sending_again(
+        judge_db, tmp_path, monkeypatch, capsys):
+    """`db export` -> `db import` carries the submission (its requests by target key, not id):
+    the run goes on in the new database by the stored batch id."""
+    from db.__main__ import main as db_main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    moved = f"sqlite:///{tmp_path / 'moved.db'}"
+    with BatchServer(greek, per_poll=1) as server:
+        assert run.main(argv(server, judge_db, tmp_path, "--batch", "--no-wait")) == 0
+        (row,) = batches(judge_db)
+        assert row.batch_id == "batch_1" and len(row.requests) == 2
+        assert db_main(["export", "--out", str(tmp_path / "move"), "--db", judge_db]) == 0
+        assert db_main(["import", "--accounts", "--account-privileges",
+                        str(tmp_path / "move" / "export.jsonl"),
+                        "--db", moved]) == 0
+        (carried,) = batches(moved)
+        assert (carried.submission, carried.batch_id, carried.status) == (
+            row.submission, "batch_1", row.status)
+        assert carried.requests == row.requests  # the same target ids in a fresh database
+        capsys.readouterr()
+        monkeypatch.setattr(batch_module, "pause", lambda seconds: None)
+        assert run.main(argv(server, moved, tmp_path, "--batch", "--poll-interval", "5")) == 0
+        assert "batch batch_1: resumed (submitted before; nothing sent again)" in \
+            capsys.readouterr().out
+        assert server.hits["POST /v1/files"] == 1 and server.hits["POST /v1/batches"] == 1
+    assert {v[1] for v in verdicts(moved)} == {"ok"} and len(verdicts(moved)) == 10
+    assert batches(moved)[0].status == "collected"
+
+
 def test_a_batch_created_but_not_recorded_is_found_by_its_submission_id(judge_db, tmp_path,
                                                                         monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "test")

@@ -98,6 +98,11 @@ def test_a_jury_of_three_runs_end_to_end(judge_db, chat_server, tmp_path, monkey
     built = report.build_report(judge_db, n_resamples=20)
     kappa = built["kappa"].set_index("run_id")
     assert kappa.loc[4, "kappa"] == 1.0 and kappa.loc[4, "n"] == 10
+    # runs.csv says whose tokens the jury's are, so a total can leave it out
+    with session_scope(judge_db) as s:
+        settings = report.run_settings(s).set_index("run_id")
+    assert settings.loc[4, "jury_of"] == "1,2,3" and set(settings.loc[[1, 2, 3], "jury_of"]) == {""}
+    assert settings.loc[4, "prompt_tokens"] == settings.loc[[1, 2, 3], "prompt_tokens"].sum()
     from align.__main__ import main as align_main
 
     out_dir = tmp_path / "align"
