@@ -212,7 +212,8 @@ def _choose_current(state: service.QueueState, user_id: int) -> int | None:
         if allowed:
             current = allowed[0]
         else:
-            S["lbl_filter_empty"] = wanted
+            searched = found is not None or bool(model) or bool(language)
+            S["lbl_filter_empty"] = "match" if searched else wanted
     elif nav in ("next", "prev") and narrowed:
         current = _step_within(allowed, current, +1 if nav == "next" else -1)
     elif nav == "next":
@@ -416,8 +417,8 @@ def page() -> None:
         st.toast(t("label.all_done"), icon="✅", duration="long")
     empty = S.pop("lbl_filter_empty", None)
     if empty:
-        st.toast(t("label.no_items_here", state=t("filter.all") if empty == "all"
-                   else t(f"state.{empty}")), icon="🔎")
+        st.toast(t("label.no_items_match") if empty in ("match", "all")
+                 else t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
     if _item().get("lead_answer"):
         with st.container(border=True):
             st.caption(t("label.lead_answer"))

@@ -133,3 +133,16 @@ def test_a_very_long_search_is_cut_with_a_message_not_an_error(app_db, ids):
     said = i18n.text("search.cut", "en", limit=service.MAX_SEARCH_CHARS)
     assert said in [re.sub(r"\\(.)", r"\1", t.value) for t in at.toast]  # (ui.plain's escapes)
     assert at.session_state["lbl_found"] == set()
+
+
+def test_a_search_that_finds_nothing_says_so_in_words(app_db, ids):
+    """A search with no hit said "No item of your queue is all items." (the state filter's
+    name put where a state belongs); it says that nothing matches the search and filter."""
+    from annotate import i18n
+
+    at = _signed_in("bas")
+    at.text_input(key="lbl_search").input("zzz-nothing-has-this").run()
+    assert not at.exception, at.exception
+    toasts = [re.sub(r"\\(.)", r"\1", t.value) for t in at.toast]
+    assert i18n.text("label.no_items_match", "en") in toasts
+    assert not any("all items" in toast for toast in toasts)
