@@ -112,6 +112,18 @@ def test_acc23_finds_the_best_tie_threshold_exactly():
         assert float(result.threshold) == pytest.approx(threshold, abs=1e-12)
 
 
+def test_acc23_names_what_tying_every_pair_scores():
+    """With three levels most pairs may be human ties: the share is what a metric that ties
+    everything gets, and a constant metric gets exactly that."""
+    labels = np.array([0, 1, 1, 2, 2, 2, 2, 2])
+    tied = np.mean([labels[i] == labels[j] for i in range(8) for j in range(i + 1, 8)])
+    result = acc23(np.full(8, 0.3), labels)
+    assert result.all_ties == pytest.approx(tied) and float(result.value) == pytest.approx(tied)
+    assert f"tying every pair scores {tied:.4f}" in result.method
+    ordered = acc23(labels + 0.01 * np.arange(8), labels)
+    assert float(ordered.value) > ordered.all_ties == result.all_ties
+
+
 def test_acc23_samples_pairs_beyond_its_limit_and_says_so():
     rng = np.random.default_rng(4)
     labels = rng.integers(0, 3, 400)
