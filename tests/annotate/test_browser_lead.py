@@ -229,6 +229,13 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
     annotator.get_by_label("Text or #id").fill(f"#{wanted}")
     annotator.keyboard.press("Enter")
     expect(annotator.get_by_text(f"· #{wanted} ·")).to_be_visible(timeout=30000)
+    search = annotator.get_by_label("Text or #id")  # typed as a person types: nothing matches
+    search.fill("")
+    search.press_sequentially("nergens te vinden", delay=120)
+    search.press("Enter")
+    expect(annotator.get_by_text("No item of your queue matches this search and filter.")
+           ).to_be_visible(timeout=30000)
+    expect(annotator.get_by_text(f"· #{wanted} ·")).to_be_visible()  # the item shown stays
 
 
 def test_a_click_on_the_chosen_gold_accuracy_keeps_it(team, launch_app, chromium):
