@@ -179,15 +179,21 @@ def newcomer_folder(demo_db_file, tmp_path_factory):
     return folder
 
 
-@pytest.mark.parametrize("command", list(RUN))
-def test_cheap_documented_commands_run(command, newcomer_folder, monkeypatch):
+def test_cheap_documented_commands_run(newcomer_folder, monkeypatch):
+    """One newcomer's session, in order (an import reads the export before it): one test, so
+    no test runner can split it across workers; every command's failure is reported."""
     monkeypatch.chdir(newcomer_folder)
     monkeypatch.delenv("NLCE_DATABASE_URL", raising=False)
-    module, args = _argv(command)
-    result = run_in_process(module, *args, *(["--no-progress"] if module == "metrics.score"
-                                              else []))
-    assert result.returncode == RUN[command], (command, result.stdout[-500:], result.stderr)
-    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    failed = []
+    for command, status in RUN.items():
+        module, args = _argv(command)
+        result = run_in_process(module, *args, *(["--no-progress"] if module == "metrics.score"
+                                                  else []))
+        if result.returncode != status or "Traceback" in result.stderr \
+                or "internal error" in result.stderr:
+            failed.append(f"{command}: exit {result.returncode} (documented {status})\n"
+                          f"{result.stdout[-500:]}{result.stderr[-1500:]}")
+    assert not failed, "\n\n".join(failed)
 
 
 class _Parsed(BaseException):
