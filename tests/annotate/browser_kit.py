@@ -1,5 +1,6 @@
-"""What the Chromium tests of the labelling app share (imported as `browser_kit`): the browser
-and its flags, the accounts' password, polling, signing in, and reading a stored label back."""
+"""What the Chromium tests of the labelling app share (imported as `browser_kit`; the browser
+itself is `testing.browser.chromium_browser`): the accounts' password, polling, signing in,
+and reading a stored label back."""
 from __future__ import annotations
 
 import time
@@ -12,10 +13,6 @@ from db import get_engine
 from db import models as m
 
 PASSWORD = "s3cret-pass"  # the accounts of conftest.app_db
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 
 
 def wait_for(predicate, timeout=20.0, what="condition"):

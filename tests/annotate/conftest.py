@@ -171,21 +171,11 @@ def launch_app(tmp_path):
         _kill_group(proc)
 
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
-
-
 @pytest.fixture
 def chromium():
     """One headless Chromium (Debian's, through Playwright) for a whole test: open a context
     per colour scheme or account instead of a browser per check."""
-    from playwright.sync_api import sync_playwright
+    from testing.browser import chromium_browser
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium_browser() as browser:
+        yield browser

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser_kit import CHROMIUM, CHROMIUM_FLAGS, first_label, signed_in_page, wait_for
+from browser_kit import first_label, signed_in_page, wait_for
 from sqlalchemy import select
 from sqlmodel import Session
 
@@ -19,6 +19,7 @@ from annotate import service
 from annotate.outage import KEPT_MESSAGE
 from db import get_engine
 from db import models as m
+from testing.browser import chromium_browser
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,55 +52,47 @@ def own_postgres():
 
 def test_postgres_stopped_while_saving_keeps_the_label_and_stores_it_later(
         own_postgres, launch_app, seed_database, monkeypatch):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     url = own_postgres.create_database()
     seed_database(url)
     monkeypatch.setenv("NLCE_DATABASE_URL", url)
     app = launch_app(url)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        try:
-            page = signed_in_page(browser, app.url)
-            own_postgres.stop()
-            page.keyboard.press("3")  # incorrect, while the server is down
-            _assert_one_line_no_traceback(page)
-            own_postgres.restart()
-            label = wait_for(lambda: (lambda l: l if l and l.accuracy == "incorrect" else None)(
-                _stored(url, "bas")), timeout=60, what="kept label stored after the restart")
-            assert label.history == 1
-            expect(page.get_by_text(KEPT_MESSAGE)).to_be_hidden(timeout=30000)
-            expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
-        finally:
-            browser.close()
+    with chromium_browser() as browser:
+        page = signed_in_page(browser, app.url)
+        own_postgres.stop()
+        page.keyboard.press("3")  # incorrect, while the server is down
+        _assert_one_line_no_traceback(page)
+        own_postgres.restart()
+        label = wait_for(lambda: (lambda l: l if l and l.accuracy == "incorrect" else None)(
+            _stored(url, "bas")), timeout=60, what="kept label stored after the restart")
+        assert label.history == 1
+        expect(page.get_by_text(KEPT_MESSAGE)).to_be_hidden(timeout=30000)
+        expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
     get_engine(url).dispose()
     get_engine.cache_clear()
 
 
 def test_sqlite_locked_by_an_import_keeps_the_label_and_stores_it_after(app_db, launch_app):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     app = launch_app(app_db)
     path = app_db.removeprefix("sqlite:///")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+    with chromium_browser() as browser:
+        page = signed_in_page(browser, app.url)
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # the write lock a running import holds
         try:
-            page = signed_in_page(browser, app.url)
-            writer = sqlite3.connect(path, isolation_level=None)
-            writer.execute("BEGIN IMMEDIATE")  # the write lock a running import holds
-            try:
-                page.keyboard.press("1")  # correct
-                _assert_one_line_no_traceback(page)
-                assert _stored(app_db, "bas").accuracy is None  # nothing half-written
-            finally:
-                writer.execute("ROLLBACK")
-                writer.close()
-            label = wait_for(lambda: (lambda l: l if l and l.accuracy == "correct" else None)(
-                _stored(app_db, "bas")), timeout=60, what="kept label stored after the lock")
-            assert label.history == 1
-            expect(page.get_by_text(KEPT_MESSAGE)).to_be_hidden(timeout=30000)
+            page.keyboard.press("1")  # correct
+            _assert_one_line_no_traceback(page)
+            assert _stored(app_db, "bas").accuracy is None  # nothing half-written
         finally:
-            browser.close()
+            writer.execute("ROLLBACK")
+            writer.close()
+        label = wait_for(lambda: (lambda l: l if l and l.accuracy == "correct" else None)(
+            _stored(app_db, "bas")), timeout=60, what="kept label stored after the lock")
+        assert label.history == 1
+        expect(page.get_by_text(KEPT_MESSAGE)).to_be_hidden(timeout=30000)
 
 
 def test_import_warns_when_annotators_are_active(app_db, tmp_path):
