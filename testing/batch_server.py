@@ -27,13 +27,15 @@ import time
 from collections import Counter
 from email.parser import BytesParser
 from email.policy import default as email_policy
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Callable
+
+from testing.local_server import LocalServer
 
 Answer = Callable[[dict], tuple[int, dict]]
 
 
-class BatchServer:
+class BatchServer(LocalServer):
     def __init__(self, answer: Answer, per_poll: int = 2, expire_after: int | None = None,
                  invalid: str | None = None, batch_api: bool = True):
         self.answer, self.per_poll, self.expire_after, self.invalid = (
@@ -56,22 +58,7 @@ class BatchServer:
             def do_POST(self):
                 server._route(self, "POST")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> "BatchServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
+        super().__init__(Handler)
 
     # ------------------------------------------------------------ routing
 

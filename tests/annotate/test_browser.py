@@ -22,6 +22,7 @@ from annotate import service
 from db import get_engine
 from db import models as m
 from testing.browser import chromium_browser
+from testing.local_server import LocalServer
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +64,6 @@ def test_sign_in_label_with_keyboard_and_mouse_reload(server, app_db, tmp_path):
 def beacon():
     """A local HTTP server that records every request: the host a note's image or link names."""
     import http.server
-    import threading
 
     hits: list[str] = []
 
@@ -76,14 +76,8 @@ def beacon():
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LocalServer(Record) as server:
+        yield server.origin, hits
 
 
 def test_adjudicate_shows_notes_as_plain_text_no_image_no_link(server, app_db, beacon):

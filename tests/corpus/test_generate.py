@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from sqlmodel import Session, select
@@ -16,6 +15,7 @@ from corpus.fim import get_family
 from corpus.generate import main as generate_main
 from corpus.generate import run_generation
 from testing.cli import as_command
+from testing.local_server import LocalServer
 
 JAVA = ("public class Som {\n"
         "    /**\n     * Berekent de som van twee gehele getallen.\n     */\n"
@@ -139,15 +139,8 @@ class CompletionsHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def completions_server():
     CompletionsHandler.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), CompletionsHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with LocalServer(CompletionsHandler) as server:
+        yield server.base_url
 
 
 def test_openai_backend_stores_exact_input_raw_output_and_cut(any_db_url, completions_server,

@@ -20,14 +20,8 @@ def tax():
 
 @pytest.fixture
 def chat_server():
-    server = ChatServer()
-    server.thread.start()
-    try:
+    with ChatServer() as server:
         yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
-        server.thread.join(timeout=5)
 
 
 # ---------------------------------------------------------------- a tiny corpus
@@ -143,22 +137,15 @@ def judged_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("judged") / "judged.db"
     url = f"sqlite:///{path}"
     fill_judge_db(url)
-    server = ChatServer()
-    server.thread.start()
-    try:
-        with pytest.MonkeyPatch.context() as env:
-            env.setenv("OPENAI_API_KEY", "test")
-            server.responder = labelled_answer
-            common = ["--model", "judge-test", "--strategy", "standard", "--lang", "el",
-                      "--base-url", server.base_url, "--db", url, "--no-cache", "--quiet"]
-            assert run.main(common + ["--repeats", "3"]) == 0  # seeds 42, 43, 44
-            assert run.main(common + ["--seed", "7"]) == 0  # native (Greek) prompt
-            assert run.main(common + ["--seed", "7", "--prompt-lang", "en"]) == 0
-            assert run.main(common + ["--code-mix", "0", "1", "--code-mix-seed", "3"]) == 0
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
-        server.thread.join(timeout=5)
+    with ChatServer() as server, pytest.MonkeyPatch.context() as env:
+        env.setenv("OPENAI_API_KEY", "test")
+        server.responder = labelled_answer
+        common = ["--model", "judge-test", "--strategy", "standard", "--lang", "el",
+                  "--base-url", server.base_url, "--db", url, "--no-cache", "--quiet"]
+        assert run.main(common + ["--repeats", "3"]) == 0  # seeds 42, 43, 44
+        assert run.main(common + ["--seed", "7"]) == 0  # native (Greek) prompt
+        assert run.main(common + ["--seed", "7", "--prompt-lang", "en"]) == 0
+        assert run.main(common + ["--code-mix", "0", "1", "--code-mix-seed", "3"]) == 0
     get_engine(url).dispose()
     get_engine.cache_clear()
     return path, SimpleNamespace(requests=list(server.requests))

@@ -6,10 +6,11 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Callable
 
 from judges.i18n import PROMPT_LANGUAGES, texts
+from testing.local_server import LocalServer
 
 # ---------------------------------------------------------------- scripted chat server
 
@@ -58,9 +59,10 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-class ChatServer:
+class ChatServer(LocalServer):
     """Answers POST .../chat/completions from a script: a list consumed in order, then (if set)
-    a responder function of the request body. Every request body is recorded."""
+    a responder function of the request body. Every request body is recorded. Serves for the
+    block of `with ChatServer() as server:`."""
 
     def __init__(self):
         self.script: list[dict] = []
@@ -112,13 +114,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        super().__init__(Handler)
 
     @property
     def calls(self) -> int:
@@ -151,20 +147,6 @@ def answer_from_request(request: dict, lang: str, accuracy_index: int = 2,
         entry[f["accuracy"]] = label
         entries.append(entry)
     return json.dumps({f["evaluations"]: entries}, ensure_ascii=False)
-
-
-class serving:
-    """`with serving() as server:` a ChatServer that runs for the block (a second endpoint)."""
-
-    def __enter__(self) -> ChatServer:
-        self.server = ChatServer()
-        self.server.thread.start()
-        return self.server
-
-    def __exit__(self, *exc) -> None:
-        self.server.httpd.shutdown()
-        self.server.httpd.server_close()
-        self.server.thread.join(timeout=5)
 
 
 def labelled_answer(request: dict) -> dict:

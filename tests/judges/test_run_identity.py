@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from judge_testkit import answer_from_request, reply, serving
+from judge_testkit import ChatServer, answer_from_request, reply
 from sqlmodel import select
 
 from db import models
@@ -53,7 +53,7 @@ def test_runs_and_cached_answers_are_keyed_on_the_endpoint(judge_db, chat_server
     assert run.main(argv_for(f"HTTP://127.0.0.1:{port}/v1/", judge_db, cache)) == 0
     assert chat_server.calls == 2 and len(runs_of(judge_db)) == 1
     # another server under the same model name: its own run, asked afresh
-    with serving() as other:
+    with ChatServer() as other:
         other.responder = valid
         assert run.main(argv_for(other.base_url, judge_db, cache)) == 0
         assert other.calls == 2
