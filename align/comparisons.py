@@ -97,6 +97,7 @@ class SignificanceResult:
     ranks: pd.DataFrame
     labels_needed: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    options: SignificanceOptions = field(default_factory=SignificanceOptions)  # alpha, power
     # (slice, value, key, statistic) -> (value, bootstrap samples, items) over the config's items
     samples: dict = field(default_factory=dict, repr=False)
 
@@ -472,7 +473,8 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
         significance=(pd.concat(significance, ignore_index=True) if significance
                       else pd.DataFrame(columns=SIGNIFICANCE_COLUMNS)),
         ranks=pd.DataFrame(ranks, columns=RANK_COLUMNS),
-        labels_needed=pd.DataFrame(needed, columns=NEEDED_COLUMNS), samples=samples)
+        labels_needed=pd.DataFrame(needed, columns=NEEDED_COLUMNS), samples=samples,
+        options=options)
 
 
 def context_intervals(context: pd.DataFrame, samples: dict, confidence: float = 0.95

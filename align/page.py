@@ -167,7 +167,7 @@ def _heatmap(report: AlignReport, slice_name: str) -> str:
 def _labels_needed(report: AlignReport) -> str:
     if report.significance is None:
         return ""
-    needed = report.significance.labels_needed
+    needed, tested = report.significance.labels_needed, report.significance.options
     needed = needed[(needed.slice == "all") & (needed.statistic == "kappa")]
     if needed.empty:
         return ("<p>The best configuration's lead over every other is significant, or there is "
@@ -181,7 +181,7 @@ def _labels_needed(report: AlignReport) -> str:
                      f"{r.delta:+.3f} (p = {r.p_value:.3f}, n = {r.n}); {count}</li>")
     return ("<p>How many more labels? For the best configuration against each runner-up in its "
             f"cluster, the labelled items at which a difference as large as the one seen would be "
-            f"significant at alpha {report.options.alpha} with power 0.8 (from the resampled "
+            f"significant at alpha {tested.alpha} with power {tested.power} (from the resampled "
             "standard error, which shrinks as 1/√n):</p><ul>" + "".join(items) + "</ul>")
 
 

@@ -53,7 +53,8 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     for r in needed.itertuples():
         more = ("cannot be estimated" if pd.isna(r.labels_needed) else
                 f"about {int(r.labels_needed):,} labelled items would show it "
-                f"({int(r.more_labels):,} more; alpha {options.alpha}, power 0.8)")
+                f"({int(r.more_labels):,} more; alpha {result.options.alpha}, "
+                f"power {result.options.power})")
         lines.append(f"labels needed: {_name(r.best)} leads {_name(r.runner_up)} (same rank) "
                      f"by {r.delta:+.3f} kappa (p = {r.p_value:.3f}, n = {r.n:,}); {more}")
     return lines
