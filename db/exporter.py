@@ -183,7 +183,7 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
                "output_file_id": b.output_file_id, "error_file_id": b.error_file_id,
                "status": b.status, "requests": requests, "counts": b.counts or {},
                "error": b.error, "created_at": _iso(b.created_at),
-               "finished_at": _iso(b.finished_at) if b.finished_at else None}
+               "finished_at": _iso(b.finished_at)}
 
 
 def export_jsonl(session: Session, out_dir: str | Path, include_password_hashes: bool = False
