@@ -24,7 +24,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from agreement.correlation import STATISTICS, acc23, correlation, correlations, item_pairs
+from agreement.correlation import (
+    STATISTICS,
+    Acc23,
+    acc23,
+    correlation,
+    correlations,
+    item_pairs,
+)
 from agreement.judges import usable_pairs
 from agreement.significance import (
     assign_ranks,
@@ -208,6 +215,8 @@ def statistic_value(config: Configuration, statistic: str, options: Significance
     every = np.arange(len(config.items))[None, :]
     if statistic == "kappa":
         return float(kappa_statistic(config, options)(every)[0])
+    if statistic == "acc23":  # the seed draws its pairs beyond ACC23_MAX_PAIRS
+        return float(acc23(config.x, config.human, seed=options.seed).value)
     return float(correlation(statistic, config.x, config.human))
 
 
@@ -231,15 +240,25 @@ class _SliceWork:
         self._indices: dict[int, np.ndarray] = {}
         self._samples: dict[tuple[str, str, int], np.ndarray] = {}
         self._values: dict[tuple[str, str], float] = {}
+        self._acc23: dict[str, Acc23] = {}
 
     def value(self, config: Configuration, statistic: str, whole: bool) -> float:
         """The statistic over the configuration's items (cached when over its own items)."""
         if not whole:
             return statistic_value(config, statistic, self.options)
+        if statistic == "acc23":
+            return float(self.acc23(config).value)
         if (config.key, statistic) not in self._values:
             self._values[(config.key, statistic)] = statistic_value(config, statistic,
                                                                     self.options)
         return self._values[(config.key, statistic)]
+
+    def acc23(self, config: Configuration) -> Acc23:
+        """acc23 over the configuration's own items, with its threshold and method: found once
+        for correlations.csv and the ranks (the costliest of the values)."""
+        if config.key not in self._acc23:
+            self._acc23[config.key] = acc23(config.x, config.human, seed=self.options.seed)
+        return self._acc23[config.key]
 
     def indices(self, n: int) -> np.ndarray:
         if n not in self._indices:
@@ -356,19 +375,17 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
     return tests
 
 
-def _correlation_rows(slice_name: str, value: str, config: Configuration, seed: int
+def _correlation_rows(slice_name: str, value: str, config: Configuration, work: _SliceWork
                       ) -> list[dict]:
     rows = []
     for statistic in STATISTICS:
         row = {"slice": slice_name, "slice_value": value, "key": config.key,
                "statistic": statistic, "n": len(config.items), "kind": config.kind,
-               "tie_threshold": math.nan, "method": ""}
+               "value": work.value(config, statistic, True), "tie_threshold": math.nan,
+               "method": ""}
         if statistic == "acc23":
-            result = acc23(config.x, config.human, seed=seed)
-            row.update(value=float(result.value), tie_threshold=float(result.threshold),
-                       method=result.method)
-        else:
-            row["value"] = float(correlation(statistic, config.x, config.human))
+            result = work.acc23(config)
+            row.update(tie_threshold=float(result.threshold), method=result.method)
         rows.append(row)
     return rows
 
@@ -424,11 +441,11 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
                disable=not progress or not pairs_to_test, dynamic_ncols=True, leave=False)
     for (slice_name, value), configs in configurations.items():
         configs = [c for c in configs if len(c.items) >= MIN_ITEMS]
+        work = _SliceWork(options)
         for config in configs:
-            correlation_rows.extend(_correlation_rows(slice_name, value, config, options.seed))
+            correlation_rows.extend(_correlation_rows(slice_name, value, config, work))
         if not configs:
             continue
-        work = _SliceWork(options)
         ranked = {s: _ranked(configs, {c.key: work.value(c, s, True) for c in configs})
                   for s in statistics}
         acc23_order = {c.key: i for i, c in enumerate(ranked.get("acc23", []))}

@@ -135,3 +135,22 @@ def test_significance_can_be_switched_off(align_db):
     report = run_alignment(align_db["url"], AlignOptions(bootstrap=50, slices=("all",),
                                                          significance=()))
     assert report.significance is None and "rank" not in report.metrics.kappa
+
+
+def test_acc23_in_correlations_and_ranks_is_one_value_whatever_the_seed():
+    """Beyond 2,000 items acc23 samples its pairs with the seed: correlations.csv and ranks.csv
+    give the same value (the ranks' was drawn with seed 0 whatever --seed said)."""
+    from align.comparisons import Configuration, SignificanceOptions, compare
+
+    rng = np.random.default_rng(7)
+    n = 2_100  # 2,203,950 pairs: more than acc23 looks at, so a sample
+    human = rng.integers(0, 3, n)
+    configs = [Configuration(f"m{i}", "metric", np.arange(n), rng.normal(human * 0.3 * i, 1.0),
+                             human) for i in (1, 2)]
+    result = compare({("all", "all"): configs},
+                     SignificanceOptions(resamples=0, seed=3, statistics=("acc23",)))
+    correlations = result.correlations[result.correlations.statistic == "acc23"]
+    assert correlations.method.str.contains("random pairs").all()
+    ranked = result.ranks.set_index("key").value
+    for row in correlations.itertuples():
+        assert ranked[row.key] == row.value
