@@ -27,6 +27,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from agreement.statistics import percentile_interval
+
 Statistic = Callable[[np.ndarray], np.ndarray]  # (resamples, n) scores -> (resamples,) values
 _BLOCK_ELEMENTS = 2_000_000  # resamples x items per batched step
 _ROUNDING = 1e-12  # the identity permutation recomputes the observed delta: equal within this
@@ -170,11 +172,10 @@ def paired_bootstrap(value_a: float, value_b: float, samples_a: np.ndarray,
     if differences.size == 0 or math.isnan(delta):
         return BootstrapDifference(delta, math.nan, math.nan, math.nan, math.nan, math.nan,
                                    math.nan, 0)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(differences, [tail, 100 - tail])
+    low, high = percentile_interval(differences, confidence)
     not_better = float(np.mean(differences <= 0))
     not_worse = float(np.mean(differences >= 0))
-    return BootstrapDifference(delta, float(low), float(high), not_better, not_worse,
+    return BootstrapDifference(delta, low, high, not_better, not_worse,
                                min(1.0, 2 * min(not_better, not_worse)),
                                float(differences.std(ddof=1)) if differences.size > 1 else math.nan,
                                int(differences.size))

@@ -37,7 +37,7 @@ ALPHA_LEVELS = ("nominal", "ordinal", "interval")
 __all__ = [
     "Confusion", "weighted_kappa", "krippendorff_alpha", "confusion", "bootstrap_ci",
     "code_precision_recall", "pairwise_kappa", "encode_labels", "kappa_from_counts",
-    "bootstrap_counts",
+    "bootstrap_counts", "percentile_interval",
 ]
 
 
@@ -336,10 +336,11 @@ def bootstrap_ci(y_true: Sequence[Any], y_pred: Sequence[Any],
         idx = rng.integers(0, n, size=(n_resamples, n))
         samples = np.array([statistic(list(truth[i]), list(pred[i]), labels=labels, **kwargs)
                             for i in idx], dtype=float)
-    return (estimate, *_percentiles(samples, confidence))
+    return (estimate, *percentile_interval(samples, confidence))
 
 
-def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central `confidence` interval of the resampled values (nan ones left out)."""
     samples = samples[~np.isnan(samples)]
     if samples.size == 0:
         return float("nan"), float("nan")
@@ -368,7 +369,7 @@ def bootstrap_counts(counts: np.ndarray, from_counts: Callable[..., np.ndarray] 
         return estimate, float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(n, counts.ravel() / n, size=n_resamples).reshape(-1, k, k)
-    return (estimate, *_percentiles(np.asarray(from_counts(draws, **kwargs), dtype=float),
+    return (estimate, *percentile_interval(np.asarray(from_counts(draws, **kwargs), dtype=float),
                                     confidence))
 
 
