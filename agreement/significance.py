@@ -135,7 +135,8 @@ def resample_indices(n: int, resamples: int, seed: int = 0) -> np.ndarray:
 def bootstrap_values(statistic: Callable[[np.ndarray], np.ndarray], indices: np.ndarray
                      ) -> np.ndarray:
     """``statistic(index block)`` over blocks of the resampled index rows, concatenated: one
-    value per resample. ``statistic`` gets a (block, n) array of item indices."""
+    value per resample, or a row of several, (resamples, S), when ``statistic`` gives S per
+    resample. ``statistic`` gets a (block, n) array of item indices."""
     n = indices.shape[1] if indices.ndim == 2 else 0
     block = max(1, _BLOCK_ELEMENTS // max(n, 1))
     if len(indices) == 0:

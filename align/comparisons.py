@@ -24,14 +24,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from agreement.correlation import (
-    STATISTICS,
-    Acc23,
-    acc23,
-    correlation,
-    correlations,
-    item_pairs,
-)
+from agreement.correlation import STATISTICS, Acc23, acc23, correlation, correlations, item_pairs
 from agreement.judges import usable_pairs
 from agreement.significance import (
     assign_ranks,
@@ -277,20 +270,13 @@ class _SliceWork:
         else:
             names = [s for s in BOOTSTRAPPED if s != "kappa" and s in self.options.statistics]
             names = names if statistic in names else [statistic]
-            values = _bootstrap_rows(lambda rows: correlations(
+            values = bootstrap_values(lambda rows: correlations(
                 names, config.x[rows], config.human[rows]), indices)
             found = dict(zip(names, values.T))
         if whole:
             self._samples.update({(config.key, name, len(config.items)): v
                                   for name, v in found.items()})
         return found[statistic]
-
-
-def _bootstrap_rows(statistics, indices: np.ndarray) -> np.ndarray:
-    """`bootstrap_values` for a function giving several statistics per resample: (R, S)."""
-    block = max(1, 2_000_000 // max(indices.shape[1], 1))
-    return np.concatenate([statistics(indices[start:start + block])
-                           for start in range(0, len(indices), block)])
 
 
 @dataclass(frozen=True)
