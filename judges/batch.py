@@ -66,9 +66,9 @@ class Collecting:
     def complete(self, messages: list[dict], schema: dict | None, refresh: bool = False):
         response_format, notes = self.client.request_format(schema)
         key = self.client.request_key(messages, response_format)
-        hit = self.client.cache.get(key) if self.client.cache is not None and not refresh else None
+        hit = None if refresh else self.client.cached(key, notes)
         if hit is not None:
-            return ChatResult(**hit, cached=True, notes=notes)
+            return hit
         self.pending[key] = {"body": self.client.backend.request_body(messages, response_format),
                              "format": response_format}
         return ChatResult(error=WAITING, notes=notes)
@@ -88,11 +88,8 @@ class Answering:
             if key in self.results:
                 return self.results[key]
         response_format, notes = self.client.request_format(schema)
-        hit = self.client.cache.get(self.client.request_key(messages, response_format)) \
-            if self.client.cache is not None else None
-        if hit is not None:
-            return ChatResult(**hit, cached=True, notes=notes)
-        return ChatResult(error="the batch holds no such request", failure=BATCH_ERROR)
+        hit = self.client.cached(self.client.request_key(messages, response_format), notes)
+        return hit or ChatResult(error="the batch holds no such request", failure=BATCH_ERROR)
 
 
 def pause(seconds: float) -> None:

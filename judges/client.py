@@ -8,7 +8,8 @@ behind one response cache.
   the endpoint rejects it with an error naming response_format or json_schema (a 400/422, or the
   500 of llama-cpp-python's server); then plain JSON, recorded. An endpoint that cannot be
   reached, or refuses the key (401/403), raises `EndpointUnusable`: the run stops at once.
-- `LocalBackend`: a causal LM in this process (chat template, greedy), for offline use.
+- `judges.local_backend.LocalBackend`: a causal LM in this process (chat template, greedy),
+  for offline use.
 - `judges.cache.ResponseCache`: a SQLite file of answers keyed by a hash of (backend, endpoint,
   model, messages, parameters, response format). A re-run answers from it without a single call.
 - `JudgeClient`: backend + cache + the structured-output decision; thread-safe. After
@@ -332,62 +333,6 @@ def _chat_result(response: Any, attempts: int, notes: list[dict], latency: float
                       latency_s=latency, **tokens)
 
 
-class LocalBackend:
-    """A Hugging Face causal LM in this process: chat template, greedy decoding. One call at a
-    time (a lock), since a model's generate is not meant to be shared between threads."""
-    name = "local"
-    supports_structured = False
-    endpoint = "in-process"
-
-    def __init__(self, model: str, params: SamplingParams):
-        self.model, self.params = model, params
-        self._model = self._tokenizer = None  # loaded on the first call: a resumed run that
-        self._lock = threading.Lock()         # has nothing left to do never loads it
-        self.calls = 0
-
-    def _load(self) -> None:
-        from models import load_causal_lm
-
-        if self._model is None:
-            self._model, self._tokenizer = load_causal_lm(self.model)
-
-    def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
-        import torch
-
-        started = time.monotonic()
-        with self._lock:
-            self.calls += 1
-            self._load()  # a model that cannot be loaded stops the run, it is no per-call error
-            tok = self._tokenizer
-            try:
-                prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-                inputs = tok(prompt, return_tensors="pt", add_special_tokens=False).to(
-                    self._model.device)
-                torch.manual_seed(self.params.seed)
-                with torch.no_grad():
-                    output = self._model.generate(
-                        **inputs, do_sample=False, max_new_tokens=self.params.max_tokens,
-                        pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
-            except Exception as exc:  # noqa: BLE001 - any failure is this call's api_error
-                return ChatResult(error=f"local generation failed: {_short(exc)}", attempts=1,
-                                  latency_s=time.monotonic() - started)
-        notes = []
-        prompt_len = int(inputs["input_ids"].shape[1])
-        context = getattr(self._model.config, "max_position_embeddings", None)
-        if context and prompt_len + self.params.max_tokens > context:
-            notes.append({"kind": "prompt_exceeds_context", "prompt_tokens": prompt_len,
-                          "max_tokens": self.params.max_tokens, "model_context": context})
-        new_tokens = output[0, prompt_len:].tolist()
-        eos = tok.eos_token_id
-        eos_ids = set(eos) if isinstance(eos, (list, tuple)) else {eos}
-        stopped = bool(new_tokens) and new_tokens[-1] in eos_ids
-        finish = "stop" if stopped or len(new_tokens) < self.params.max_tokens else "length"
-        text = tok.decode(new_tokens, skip_special_tokens=True)
-        return ChatResult(content=text, finish_reason=finish, attempts=1, notes=notes,
-                          prompt_tokens=prompt_len, completion_tokens=len(new_tokens),
-                          latency_s=time.monotonic() - started)
-
-
 class JudgeClient:
     """Backend + cache + structured-output policy; `complete` is safe to call from threads.
 
@@ -451,13 +396,17 @@ class JudgeClient:
             self.cache.put(self._rejected_key, remembered)
         return remembered.get("form", "plain")
 
+    def cached(self, key: str, notes: list[dict]) -> ChatResult | None:
+        """The cache's answer to the request with this key, if it has one."""
+        hit = self.cache.get(key) if self.cache is not None else None
+        return ChatResult(**hit, cached=True, notes=list(notes)) if hit is not None else None
+
     def _request(self, messages: list[dict], response_format: dict | None,
                  notes: list[dict], refresh: bool) -> ChatResult:
         key = self.request_key(messages, response_format)
-        if self.cache is not None and not refresh:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return ChatResult(**hit, cached=True, notes=list(notes))
+        hit = None if refresh else self.cached(key, notes)
+        if hit is not None:
+            return hit
         if self.stopped:
             raise EndpointUnusable(self.stopped)
         try:

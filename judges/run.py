@@ -52,7 +52,6 @@ from judges.client import (
     DEFAULT_CACHE,
     STRUCTURED_MODES,
     JudgeClient,
-    LocalBackend,
     OpenAIBackend,
     SamplingParams,
     is_loopback,
@@ -60,6 +59,7 @@ from judges.client import (
 )
 from judges.codemix import code_mixed_template
 from judges.i18n import PROMPT_LANGUAGES
+from judges.local_backend import LocalBackend
 from judges.order import ORDER_POLICIES
 from judges.pricing import load_prices
 from judges.prompts import LAYOUTS

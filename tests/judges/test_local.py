@@ -10,7 +10,8 @@ from sqlmodel import select
 from db import models
 from db.engine import session_scope
 from judges.cache import ResponseCache
-from judges.client import JudgeClient, LocalBackend, SamplingParams
+from judges.client import JudgeClient, SamplingParams
+from judges.local_backend import LocalBackend
 from judges.parse import parse_response
 from judges.prompts import offered_codes
 from judges.runner import RunConfig, run_judge
