@@ -132,13 +132,16 @@ class Claims:
 
     def close(self) -> None:
         """Stop renewing and give back every claim (should the database be gone by now, they
-        expire after the lease instead)."""
+        expire after the lease instead). Expired claims of this run go too: a scorer killed
+        between storing a shard and releasing it leaves a claim that nobody takes over, since
+        its shard needs no more work."""
         self._stop.set()
         self._renewer.join(timeout=self.lease)
         self.held.clear()
         try:
             with session_scope(self.url) as session:
-                session.execute(delete(MetricClaim).where(MetricClaim.run_id == self.run_id,
-                                                          MetricClaim.owner == self.owner))
+                session.execute(delete(MetricClaim).where(
+                    MetricClaim.run_id == self.run_id,
+                    or_(MetricClaim.owner == self.owner, MetricClaim.expires_at < time.time())))
         except Exception:  # noqa: BLE001 - never hide the error that ended the run
             pass

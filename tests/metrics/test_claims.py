@@ -56,6 +56,22 @@ def test_a_claim_nobody_renews_is_taken_over_after_its_lease(any_db_url, run_id)
         assert _owners(any_db_url) == {"1-256": alive.owner}
 
 
+def test_closing_clears_expired_claims_of_finished_shards(any_db_url, run_id):
+    """A scorer killed after storing a shard's scores but before releasing it: no one claims
+    that shard again (it needs no work), so the next scorer to finish removes the claim."""
+    dead = Claims(any_db_url, run_id, lease=0.2)
+    dead._stop.set()
+    assert dead.claim("1-256")
+    with Claims(any_db_url, run_id, lease=60) as live:
+        assert live.claim("257-512")
+        time.sleep(0.3)  # the dead claim is expired now; the live one is not
+    assert _owners(any_db_url) == {}
+    with Claims(any_db_url, run_id, lease=60) as holder:  # an unexpired claim of another stays
+        assert holder.claim("1-256")
+        Claims(any_db_url, run_id, lease=60).close()
+        assert _owners(any_db_url) == {"1-256": holder.owner}
+
+
 def _expiry(url: str, shard: str) -> float:
     with session_scope(url) as session:
         return session.execute(select(MetricClaim.expires_at)

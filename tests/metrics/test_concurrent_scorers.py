@@ -106,6 +106,7 @@ def test_a_killed_scorers_claim_is_taken_over(corpus_url):
     with session_scope(corpus_url) as session:  # the dead scorer's claim is still there
         owners = list(session.execute(select(MetricClaim.owner)).scalars())
     assert owners and all(f":{killed.pid}:" in owner for owner in owners)
+    time.sleep(float(lease["NLCE_SCORE_CLAIM_S"]))  # its lease runs out: the claim is free
     stored_before, _, _ = _stored(corpus_url)
     assert 0 < stored_before < N
     survivor = _finish(_scorer(corpus_url, **lease))
