@@ -115,6 +115,9 @@ def _member_runs(session: Session, ids: Sequence[int]) -> list[models.JudgeRun]:
             known = session.exec(select(models.JudgeRun.id).order_by(models.JudgeRun.id)).all()
             raise InputError(f"--runs: no judge run {run_id} (runs: "
                              f"{', '.join(map(str, known)) or 'none'})")
+        if run.backend == BACKEND:  # its members would vote twice and their tokens count twice
+            raise InputError(f"--runs: run {run_id} is the jury {run.model!r} ({_shown(run)}); "
+                             "a jury's members are judge runs: name its members instead")
         runs.append(run)
     return runs
 

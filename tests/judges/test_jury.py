@@ -128,6 +128,9 @@ def test_a_jury_of_three_runs_end_to_end(judge_db, chat_server, tmp_path, monkey
     assert command(["--runs", "1,2", "--name", "poll", "--db", judge_db]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a jury named 'poll' (run 4) has other members" in err
+    assert command(["--runs", "1,4", "--name", "poll2", "--db", judge_db]) == 2  # no jury of juries
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "run 4 is the jury 'poll' (runs 1, 2, 3, majority)" in err
 
 
 @pytest.mark.parametrize("argv,message", [
