@@ -35,7 +35,7 @@ from tqdm import tqdm
 from db import models
 from db.engine import session_scope
 from db.models import utcnow
-from judges.client import ChatResult, EndpointUnusable, JudgeClient, _chat_result, _short
+from judges.client import ChatResult, EndpointUnusable, JudgeClient, chat_result, one_line
 from judges.parse import BATCH_ERROR, EXPIRED
 from judges.pricing import cost_usd
 from judges.prompts import request_clusters
@@ -125,10 +125,10 @@ class BatchApi:
                     raise EndpointUnusable(f"{self.backend.endpoint} has no Batch API ({what}: "
                                            f"HTTP {status}); run without --batch") from None
                 if status not in (408, 409, 429) and status < 500:
-                    raise UserError(f"batch {what}: HTTP {status}: {_short(exc, 200)}") from None
+                    raise UserError(f"batch {what}: HTTP {status}: {one_line(exc, 200)}") from None
                 failure = f"HTTP {status}"
             except openai.APIConnectionError as exc:
-                failure = f"cannot reach {self.backend.endpoint}: {_short(exc, 120)}"
+                failure = f"cannot reach {self.backend.endpoint}: {one_line(exc, 120)}"
             if attempt < self.backend.max_retries:
                 self.sleep(min(60.0, 2.0 ** attempt))
         raise EndpointUnusable(f"batch {what}: gave up after {attempt + 1} attempts; last {failure}")
@@ -265,16 +265,16 @@ def line_result(record: dict, batch_id: str) -> ChatResult:
     body = response.get("body")
     if response.get("status_code") == 200 and isinstance(body, dict):
         try:
-            return _chat_result(ChatCompletion.model_validate(body), 1, note, 0.0)
+            return chat_result(ChatCompletion.model_validate(body), 1, note, 0.0)
         except ValidationError as exc:
-            return ChatResult(error=f"batch: the answer is no chat completion: {_short(exc, 120)}",
+            return ChatResult(error=f"batch: the answer is no chat completion: {one_line(exc, 120)}",
                               failure=BATCH_ERROR, notes=note)
     error = (body or {}).get("error") if isinstance(body, dict) else None
     error = error or record.get("error") or {}
     status = response.get("status_code")
     message = error.get("message") if isinstance(error, dict) else str(error)
     return ChatResult(error=f"batch: {'HTTP ' + str(status) if status else 'failed'}: "
-                            f"{_short(message or 'no message', 200)}", failure=BATCH_ERROR,
+                            f"{one_line(message or 'no message', 200)}", failure=BATCH_ERROR,
                       notes=note)
 
 

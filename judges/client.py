@@ -270,10 +270,10 @@ class OpenAIBackend:
                     # never answered in this run, still unreachable (or hanging up) after a retry
                     raise EndpointUnusable(f"{self.endpoint} closed the connection without "
                                            "answering" if hung_up else
-                                           f"cannot reach {self.endpoint}: {_short(exc, 160)}"
+                                           f"cannot reach {self.endpoint}: {one_line(exc, 160)}"
                                            ) from None
                 if not retryable or attempt == self.max_retries:
-                    detail = f"{kind}: {_short(exc)}"
+                    detail = f"{kind}: {one_line(exc)}"
                     if retryable:
                         detail = f"gave up after {attempt + 1} attempts; last {detail}"
                     return ChatResult(error=detail, attempts=attempt + 1, notes=notes,
@@ -289,14 +289,15 @@ class OpenAIBackend:
                 attempt += 1
                 continue
             except openai.APIError as exc:  # a body the client could not read
-                return ChatResult(error=f"invalid response: {_short(exc)}", attempts=attempt + 1,
+                return ChatResult(error=f"invalid response: {one_line(exc)}", attempts=attempt + 1,
                                   notes=notes, latency_s=time.monotonic() - started)
             self._answered = True
-            return _chat_result(response, attempt + 1, notes, time.monotonic() - started,
+            return chat_result(response, attempt + 1, notes, time.monotonic() - started,
                                 content_type)
 
 
-def _short(exc: BaseException | str, limit: int = 300) -> str:
+def one_line(exc: BaseException | str, limit: int = 300) -> str:
+    """An error (or a text) on one line of at most `limit` characters, for a verdict's message."""
     text = str(exc).replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -311,11 +312,13 @@ def _hung_up(exc: BaseException) -> bool:
         names & {"RemoteProtocolError", "ReadError", "WriteError", "ConnectionResetError"})
 
 
-def _chat_result(response: Any, attempts: int, notes: list[dict], latency: float,
+def chat_result(response: Any, attempts: int, notes: list[dict], latency: float,
                  content_type: str | None = None) -> ChatResult:
+    """What a chat completion says, read the same way for the live path and the Batch API's
+    output file (judges.batch)."""
     if isinstance(response, str):  # the client hands back the text of a body that is not JSON
         kind = (content_type or "no content type").split(";")[0].strip()
-        return ChatResult(error=f"not JSON ({kind}): {_short(response.strip(), 80)}",
+        return ChatResult(error=f"not JSON ({kind}): {one_line(response.strip(), 80)}",
                           attempts=attempts, notes=notes, latency_s=latency)
     choices = getattr(response, "choices", None) or []
     usage = getattr(response, "usage", None)
@@ -324,7 +327,7 @@ def _chat_result(response: Any, attempts: int, notes: list[dict], latency: float
     if not choices:
         body = response.model_dump_json(exclude_none=True) if hasattr(
             response, "model_dump_json") else str(response)
-        return ChatResult(error=f"the answer has no choices: {_short(body, 80)}",
+        return ChatResult(error=f"the answer has no choices: {one_line(body, 80)}",
                           attempts=attempts, notes=notes, latency_s=latency, **tokens)
     choice = choices[0]
     message = choice.message

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from judges.client import ChatResult, SamplingParams, _short
+from judges.client import ChatResult, SamplingParams, one_line
 
 
 class LocalBackend:
@@ -45,7 +45,7 @@ class LocalBackend:
                         **inputs, do_sample=False, max_new_tokens=self.params.max_tokens,
                         pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
             except Exception as exc:  # noqa: BLE001 - any failure is this call's api_error
-                return ChatResult(error=f"local generation failed: {_short(exc)}", attempts=1,
+                return ChatResult(error=f"local generation failed: {one_line(exc)}", attempts=1,
                                   latency_s=time.monotonic() - started)
         notes = []
         prompt_len = int(inputs["input_ids"].shape[1])
