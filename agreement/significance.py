@@ -239,5 +239,20 @@ def labels_needed(n: int, delta: float, se: float, alpha: float = 0.05, power: f
     return int(math.ceil(n * (z * se / delta) ** 2))
 
 
+def why_no_labels_needed(delta: float, se: float, p_value: float) -> str:
+    """Why `labels_needed` has no answer for a lead, or "" when it has one. A one-sided bootstrap
+    p of 0.5 or more puts the resamples' centre at or below zero (with refitted thresholds the
+    resamples can favour the runner-up though the full data favours the lead): the formula would
+    give a count, but no count is expected to show a lead the resamples do not support."""
+    if not delta > 0:
+        return "no lead to show"
+    if not se > 0:
+        return "the resampled differences do not vary"
+    if p_value >= 0.5:
+        return "no number is expected to show it: half or more of the resamples reverse the lead"
+    return ""
+
+
 __all__ = ["BootstrapDifference", "PermutationResult", "assign_ranks", "bootstrap_values",
-           "holm", "labels_needed", "paired_bootstrap", "perm_both", "resample_indices", "zscore"]
+           "holm", "labels_needed", "paired_bootstrap", "perm_both", "resample_indices",
+           "why_no_labels_needed", "zscore"]

@@ -34,6 +34,7 @@ from agreement.significance import (
     paired_bootstrap,
     perm_both,
     resample_indices,
+    why_no_labels_needed,
 )
 from agreement.statistics import encode_labels, kappa_from_counts
 from align.analysis import slice_frames, thresholds_key
@@ -49,7 +50,8 @@ RANK_COLUMNS = ["slice", "slice_value", "statistic", "key", "value", "rank"]
 CORRELATION_COLUMNS = ["slice", "slice_value", "key", "statistic", "value", "n", "kind",
                        "tie_threshold", "method"]
 NEEDED_COLUMNS = ["slice", "slice_value", "statistic", "best", "runner_up", "n", "value_best",
-                  "value_runner_up", "delta", "se", "p_value", "labels_needed", "more_labels"]
+                  "value_runner_up", "delta", "se", "p_value", "labels_needed", "more_labels",
+                  "why_none"]
 ACC23_PERMUTATION_PAIRS = 20_000  # pairs of items the threshold is re-optimised over per permutation
 ACC23_EARLY_STOP = (0.02, 0.5)  # mt-metrics-eval's PermutationSigDiffParams bounds
 ACC23_CHECK_EVERY = 100
@@ -398,15 +400,15 @@ def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Confi
         found = _find(tests, config.key, best.key, statistic)
         if found is None:
             continue
-        numbers = found[0].row(found[1])
-        n = len(np.intersect1d(best.items, config.items))
-        needed = labels_needed(n, numbers["delta"], found[0].se, alpha, power)
+        numbers, se = found[0].row(found[1]), found[0].se
+        n, delta = len(np.intersect1d(best.items, config.items)), numbers["delta"]
+        why_none = why_no_labels_needed(delta, se, numbers["p_value"])
+        needed = math.nan if why_none else labels_needed(n, delta, se, alpha, power)
         rows.append({"slice": slice_name, "slice_value": value, "statistic": statistic,
                      "best": best.key, "runner_up": config.key, "n": n,
                      "value_best": numbers["value_b"], "value_runner_up": numbers["value_a"],
-                     "delta": numbers["delta"], "se": found[0].se, "p_value": numbers["p_value"],
-                     "labels_needed": needed,
-                     "more_labels": needed - n if not math.isnan(needed) else math.nan})
+                     "delta": delta, "se": se, "p_value": numbers["p_value"],
+                     "labels_needed": needed, "more_labels": needed - n, "why_none": why_none})
     return rows
 
 

@@ -174,7 +174,7 @@ def _labels_needed(report: AlignReport) -> str:
                 "no runner-up in its cluster.</p>" if report.significance.ranks.size else "")
     items = []
     for r in needed.itertuples():
-        count = ("cannot be estimated" if pd.isna(r.labels_needed) else
+        count = (html.escape(r.why_none) if pd.isna(r.labels_needed) else
                  f"about <b>{int(r.labels_needed):,}</b> labelled items "
                  f"({int(r.more_labels):,} more)")
         items.append(f"<li>{html.escape(r.best)} vs {html.escape(r.runner_up)}: Δκ "

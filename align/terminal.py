@@ -51,7 +51,7 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     needed = result.labels_needed
     needed = needed[(needed.slice == slice_name) & (needed.statistic == "kappa")]
     for r in needed.itertuples():
-        more = ("cannot be estimated" if pd.isna(r.labels_needed) else
+        more = (r.why_none if pd.isna(r.labels_needed) else
                 f"about {int(r.labels_needed):,} labelled items would show it "
                 f"({int(r.more_labels):,} more; alpha {result.options.alpha}, "
                 f"power {result.options.power})")

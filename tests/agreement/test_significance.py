@@ -19,6 +19,7 @@ from agreement.significance import (
     paired_bootstrap,
     perm_both,
     resample_indices,
+    why_no_labels_needed,
 )
 
 SCIPY = {"pearson": (pearson, scipy.stats.pearsonr), "spearman": (spearman, scipy.stats.spearmanr),
@@ -139,6 +140,14 @@ def test_labels_needed_finds_the_size_at_which_the_test_has_its_power():
                     for _ in range(2000)])
     assert 0.77 < hits < 0.83
     assert np.isnan(labels_needed(100, -0.1, 0.1)) and np.isnan(labels_needed(100, 0.1, 0.0))
+
+
+def test_no_labels_are_promised_for_a_lead_the_resamples_do_not_support():
+    assert why_no_labels_needed(0.05, 0.04, 0.11) == ""  # supported: a count is given
+    assert "reverse the lead" in why_no_labels_needed(0.006, 0.02, 0.731)
+    assert "reverse the lead" in why_no_labels_needed(0.006, 0.02, 0.5)
+    assert why_no_labels_needed(0.0, 0.02, 0.2) == "no lead to show"
+    assert why_no_labels_needed(0.05, 0.0, 0.0) == "the resampled differences do not vary"
 
 
 def test_doctests():

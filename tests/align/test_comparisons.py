@@ -102,14 +102,30 @@ def test_context_deltas_get_paired_intervals_and_p_values(aligned):
     assert row.p_value < 0.05
 
 
-def test_labels_needed_for_runners_up_in_the_best_cluster(aligned):
-    needed = aligned.significance.labels_needed
-    ranks = aligned.significance.ranks
+def test_labels_needed_for_runners_up_in_the_best_cluster():
+    """Three metrics of nearly one score on 300 items share rank 1: each runner-up gets a count
+    of labels, or (its lead reversed in half the resamples or more) the reason there is none."""
+    from align.comparisons import Configuration, SignificanceOptions, compare
+
+    rng = np.random.default_rng(2)
+    n = 300
+    human = rng.integers(0, 3, n)
+    base = human * 0.5 + rng.normal(0, 1, n)
+    configs = [Configuration(f"m{i}", "metric", np.arange(n), base + rng.normal(0, 0.3, n),
+                             human) for i in range(3)]
+    result = compare({("all", "all"): configs},
+                     SignificanceOptions(resamples=200, seed=0, statistics=("kappa",)))
+    needed, ranks = result.labels_needed, result.ranks.set_index("key")["rank"]
+    assert len(needed) == 2 and set(ranks) == {1}
     for row in needed.itertuples():
-        cluster = ranks[(ranks.slice == row.slice) & (ranks.slice_value == row.slice_value)
-                        & (ranks.statistic == row.statistic)].set_index("key")["rank"]
-        assert cluster[row.best] == cluster[row.runner_up] == 1
-        assert row.more_labels == row.labels_needed - row.n or np.isnan(row.labels_needed)
+        assert row.delta > 0 and row.n == n
+        if row.why_none:  # no count, and the reason instead
+            assert np.isnan(row.labels_needed) and np.isnan(row.more_labels)
+            assert row.p_value >= 0.5 and "reverse the lead" in row.why_none
+        else:
+            assert row.p_value < 0.5 and row.labels_needed > n
+            assert row.more_labels == row.labels_needed - row.n
+    assert needed.why_none.astype(bool).sum() == 1  # one of each here
 
 
 def test_without_resamples_ranks_are_the_order_and_nothing_is_tested(align_db):
@@ -154,3 +170,35 @@ def test_acc23_in_correlations_and_ranks_is_one_value_whatever_the_seed():
     ranked = result.ranks.set_index("key").value
     for row in correlations.itertuples():
         assert ranked[row.key] == row.value
+
+
+def test_the_terminal_and_the_report_give_the_count_or_the_reason():
+    from types import SimpleNamespace
+
+    from align.comparisons import SignificanceOptions, SignificanceResult
+    from align.page import _labels_needed
+    from align.terminal import significance_lines
+
+    row = {"slice": "all", "slice_value": "all", "statistic": "kappa", "best": "bleu",
+           "runner_up": "chrf", "n": 300, "value_best": 0.2, "value_runner_up": 0.19,
+           "se": 0.02}
+    needed = pd.DataFrame([
+        {**row, "delta": 0.03, "p_value": 0.2, "labels_needed": 1500, "more_labels": 1200,
+         "why_none": ""},
+        {**row, "runner_up": "rouge", "delta": 0.006, "p_value": 0.731,
+         "labels_needed": np.nan, "more_labels": np.nan,
+         "why_none": "no number is expected to show it: half or more of the resamples reverse "
+                     "the lead"}])
+    ranks = pd.DataFrame([{"slice": "all", "slice_value": "all", "statistic": "kappa",
+                           "key": k, "value": 0.2, "rank": 1} for k in ("bleu", "chrf")])
+    result = SignificanceResult(pd.DataFrame(), pd.DataFrame(), ranks, needed,
+                                options=SignificanceOptions(resamples=200))
+    report = SimpleNamespace(significance=result,
+                             options=SimpleNamespace(alpha=0.05, bootstrap=200, seed=0))
+    lines = significance_lines(report)
+    assert "about 1,500 labelled items would show it (1,200 more" in lines[1]
+    assert lines[2].endswith("(p = 0.731, n = 300); no number is expected to show it: half or "
+                             "more of the resamples reverse the lead")
+    page = _labels_needed(report)
+    assert "about <b>1,500</b> labelled items (1,200 more)" in page
+    assert "(p = 0.731, n = 300); no number is expected to show it" in page
