@@ -44,6 +44,16 @@ def submit_sign_in(page, url: str, username: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
+def ready_for_keys(page) -> None:
+    """Wait until keys reach the app: keyboard.js is in the page and the run that drew it has
+    ended (a loaded machine takes seconds), then a moment for the shortcuts to bind (a person
+    reads the item before the first key)."""
+    page.wait_for_function("window.nlceKeyboard === true", timeout=30000)
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=30000)
+    time.sleep(1.0)
+
+
 def signed_in_page(browser, url: str, username: str = "bas"):
     """A new 1440x900 page signed in on the first of the user's 6 items, ready for keys."""
     from playwright.sync_api import expect
@@ -53,6 +63,6 @@ def signed_in_page(browser, url: str, username: str = "bas"):
     submit_sign_in(page, url, username)
     expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
     expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
-    time.sleep(1.5)  # the shortcuts are bound once the page has finished rendering
+    ready_for_keys(page)
     page.mouse.click(720, 890)  # focus the page (not a field): keys go to the app
     return page

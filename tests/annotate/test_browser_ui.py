@@ -8,7 +8,7 @@ import time
 from collections import Counter
 
 import pytest
-from browser_kit import PASSWORD, first_label, wait_for
+from browser_kit import PASSWORD, first_label, ready_for_keys, wait_for
 from sqlmodel import Session
 
 from annotate import i18n, service
@@ -29,7 +29,7 @@ def _sign_in(page, url, username, sign_in_lang="en", lang="en"):
     page.get_by_role("button", name=say["signin.submit"]).click()
     expect(page.get_by_text(i18n.text("label.item_of", lang, n=1, total=6))).to_be_visible(
         timeout=30000)
-    time.sleep(1.5)  # the shortcuts are bound once the page has finished rendering
+    ready_for_keys(page)
 
 
 def _settled(page):
