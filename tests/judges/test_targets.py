@@ -21,12 +21,12 @@ PAIRS = ("item_id\treference\tprediction\tmodel\tlabel\tcontext\n"
          "a2\tSluit het bestand\tOpent een bestand\tm-one\tincorrect\t\n")
 
 
-def pairs_db(db_url, tmp_path):
-    path = tmp_path / "mine.tsv"
-    path.write_text(PAIRS, encoding="utf-8")
+def import_tsv(db_url, tmp_path, text: str, dataset: str, lang: str) -> None:
+    """Pairs data written as a TSV file and imported, as a researcher's would be."""
+    path = tmp_path / f"{dataset}.tsv"
+    path.write_text(text, encoding="utf-8")
     with session_scope(db_url) as session:
-        import_pairs(session, [path], dataset="mine", lang="nl")
-    return db_url
+        import_pairs(session, [path], dataset=dataset, lang=lang)
 
 
 def argv(server, db_url, tmp_path, *extra):
@@ -37,7 +37,7 @@ def argv(server, db_url, tmp_path, *extra):
 def test_pairs_targets_are_judged_with_their_context(db_url, chat_server, tmp_path, monkeypatch,
                                                       capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    pairs_db(db_url, tmp_path)
+    import_tsv(db_url, tmp_path, PAIRS, "mine", "nl")
     chat_server.responder = lambda request: reply(answer_from_request(request, "nl", code="SE-MD"))
     assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "nl", "--dataset", "mine")) == 0
     assert "targets: 2 selected, 0 already done, 2 judged now" in capsys.readouterr().out
@@ -99,18 +99,10 @@ GERMAN = ("item_id\treference\tprediction\tmodel\tlabel\n"
           "s2\tDas Treffen beginnt um neun Uhr.\tDas Treffen beginnt um neun.\tsys-a\tpartial\n")
 
 
-def german_db(db_url, tmp_path):
-    path = tmp_path / "de.tsv"
-    path.write_text(GERMAN, encoding="utf-8")
-    with session_scope(db_url) as session:
-        import_pairs(session, [path], dataset="mqm-de", lang="de")
-    return db_url
-
-
 def test_german_pairs_are_judged_with_the_pairs_prompt_in_english(db_url, chat_server, tmp_path,
                                                                   monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    german_db(db_url, tmp_path)
+    import_tsv(db_url, tmp_path, GERMAN, "mqm-de", "de")
     chat_server.responder = lambda request: reply(answer_from_request(request, "en"))
     assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "de")) == 0
     out = capsys.readouterr().out
@@ -131,7 +123,7 @@ def test_german_pairs_are_judged_with_the_pairs_prompt_in_english(db_url, chat_s
 def test_a_prompt_language_names_the_targets_language_in_its_own_words(db_url, chat_server,
                                                                        tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    german_db(db_url, tmp_path)
+    import_tsv(db_url, tmp_path, GERMAN, "mqm-de", "de")
     chat_server.responder = lambda request: reply(answer_from_request(request, "pl"))
     assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "deu", "--prompt-lang", "pl",
                          "--limit", "1")) == 0
@@ -142,7 +134,7 @@ def test_a_prompt_language_names_the_targets_language_in_its_own_words(db_url, c
 def test_the_code_prompt_can_be_forced_on_pairs_and_a_bad_language_is_one_line(
         db_url, chat_server, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    german_db(db_url, tmp_path)
+    import_tsv(db_url, tmp_path, GERMAN, "mqm-de", "de")
     chat_server.responder = lambda request: reply(answer_from_request(request, "en"))
     assert run.main(argv(chat_server, db_url, tmp_path, "--lang", "de", "--layout", "code",
                          "--limit", "1")) == 0
