@@ -293,7 +293,7 @@ class OpenAIBackend:
                                   notes=notes, latency_s=time.monotonic() - started)
             self._answered = True
             return chat_result(response, attempt + 1, notes, time.monotonic() - started,
-                                content_type)
+                               content_type)
 
 
 def one_line(exc: BaseException | str, limit: int = 300) -> str:
@@ -313,7 +313,7 @@ def _hung_up(exc: BaseException) -> bool:
 
 
 def chat_result(response: Any, attempts: int, notes: list[dict], latency: float,
-                 content_type: str | None = None) -> ChatResult:
+                content_type: str | None = None) -> ChatResult:
     """What a chat completion says, read the same way for the live path and the Batch API's
     output file (judges.batch)."""
     if isinstance(response, str):  # the client hands back the text of a body that is not JSON

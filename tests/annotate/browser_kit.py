@@ -44,18 +44,31 @@ def submit_sign_in(page, url: str, username: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
+def _run_ended(page, timeout_ms: int) -> None:
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=timeout_ms)
+
+
+def settled(page, timeout_ms: int = 20000) -> None:
+    """Wait for the app's rerun to finish: keys pressed while the page is redrawn are lost
+    (a person reads the page before the next key; a test must wait for it)."""
+    time.sleep(0.3)
+    _run_ended(page, timeout_ms)
+    time.sleep(0.3)
+
+
 def ready_for_keys(page) -> None:
     """Wait until keys reach the app: keyboard.js is in the page and the run that drew it has
     ended (a loaded machine takes seconds), then a moment for the shortcuts to bind (a person
     reads the item before the first key)."""
     page.wait_for_function("window.nlceKeyboard === true", timeout=30000)
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=30000)
+    _run_ended(page, 30000)
     time.sleep(1.0)
 
 
-def signed_in_page(browser, url: str, username: str = "bas"):
-    """A new 1440x900 page signed in on the first of the user's 6 items, ready for keys."""
+def signed_in_page(browser, url: str, username: str = "bas", click_page: bool = True):
+    """A new 1440x900 page signed in on the first of the user's 6 items, ready for keys; unless
+    `click_page` is False, the page (not a field) has been clicked, so keys go to the app."""
     from playwright.sync_api import expect
 
     page = browser.new_page()  # a Browser or a BrowserContext (storage kept between pages)
@@ -64,5 +77,6 @@ def signed_in_page(browser, url: str, username: str = "bas"):
     expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
     expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
     ready_for_keys(page)
-    page.mouse.click(720, 890)  # focus the page (not a field): keys go to the app
+    if click_page:
+        page.mouse.click(720, 890)
     return page

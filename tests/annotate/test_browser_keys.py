@@ -8,7 +8,7 @@ import signal
 import time
 
 import pytest
-from browser_kit import first_label, signed_in_page, wait_for
+from browser_kit import first_label, settled, signed_in_page, wait_for
 from sqlalchemy import select
 from sqlmodel import Session
 
@@ -17,14 +17,6 @@ from db import get_engine
 from db import models as m
 
 pytestmark = pytest.mark.browser
-
-
-def _settled(page):
-    """Wait for the app's rerun to finish (what a person does by reading the page)."""
-    time.sleep(0.3)
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=20000)
-    time.sleep(0.3)
 
 
 def _codes(db_url):
@@ -39,17 +31,17 @@ def test_the_code_picker_ticks_exactly_what_was_typed(app_db, launch_app, chromi
     page.keyboard.type("SE-MD")  # an exact id that starts no other id, but is in four names
     page.keyboard.press("Enter")
     wait_for(lambda: _codes(app_db) == ("SE-MD",), what="exactly SE-MD")
-    _settled(page)
+    settled(page)
     page.keyboard.type("URL")  # a code's whole name (MS-ME2): that code, not every fuzzy match
     page.keyboard.press("Enter")
     wait_for(lambda: _codes(app_db) == ("MS-ME2", "SE-MD"), what="exactly MS-ME2 added")
-    _settled(page)
+    settled(page)
     page.keyboard.type("GR")  # five codes start so: nothing is ticked, the matches are named
     page.keyboard.press("Enter")
     expect(page.get_by_text("“GR” matches 5 codes")).to_be_visible(timeout=20000)
     page.keyboard.press("ArrowDown")  # an empty query: no "select all" from the keyboard
     page.keyboard.press("Enter")
-    _settled(page)
+    settled(page)
     assert _codes(app_db) == ("MS-ME2", "SE-MD")
     # at a fast pace: no waiting for the page between the keys
     page.keyboard.type("gr1")
@@ -72,13 +64,13 @@ def test_shortcuts_work_after_a_mouse_click_on_a_code(app_db, launch_app, chromi
     page = signed_in_page(chromium, launch_app(app_db).url)
     page.keyboard.press("3")
     wait_for(lambda: first_label(app_db, "bas").accuracy == "incorrect", what="key 3")
-    _settled(page)
+    settled(page)
     page.get_by_text("LG-GR1", exact=False).first.click()  # the mouse on a code ...
     wait_for(lambda: _codes(app_db) == ("LG-GR1",), what="mouse code")
     page.keyboard.press("s")  # ... at once S: saved and on to the next item
     expect(page.get_by_text("Item 2 of 6")).to_be_visible(timeout=20000)
     assert first_label(app_db, "bas").status == "done"
-    _settled(page)
+    settled(page)
     page.get_by_text("LG-GR2", exact=False).first.click()  # and again, without waiting
     page.keyboard.press("p")
     expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=20000)
@@ -127,7 +119,7 @@ def test_closing_the_tab_while_typing_warns_and_keeps_the_note(app_db, launch_ap
     again = context.new_page()  # the same browser, later: still signed in by its cookie
     again.goto(server)
     wait_for(lambda: first_label(app_db, "bas").note == text, what="the note stored", timeout=30)
-    _settled(again)
+    settled(again)
     assert not again.evaluate(LEAVING_ASKS)  # stored: nothing to ask
     again.close()
 
@@ -143,7 +135,7 @@ def test_3_a_click_on_a_code_and_s_at_once_save_and_move_on(app_db, launch_app, 
     page = signed_in_page(chromium, launch_app(app_db).url)
     for n in range(1, 7):
         expect(page.get_by_text(f"Item {n} of 6")).to_be_visible(timeout=20000)
-        _settled(page)
+        settled(page)
         page.keyboard.press("3")
         time.sleep(0.03)
         page.get_by_text("LG-GR1", exact=False).first.click(delay=20)
@@ -152,7 +144,7 @@ def test_3_a_click_on_a_code_and_s_at_once_save_and_move_on(app_db, launch_app, 
         if n < 6:
             expect(page.get_by_text(f"Item {n + 1} of 6")).to_be_visible(timeout=20000)
         assert page.get_by_text("changed in another tab or session").count() == 0, f"item {n}"
-    _settled(page)
+    settled(page)
     assert page.get_by_text("changed in another tab or session").count() == 0
     with Session(get_engine(app_db)) as session:
         bas = session.exec(select(m.Annotator.id).where(m.Annotator.username == "bas")

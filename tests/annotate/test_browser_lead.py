@@ -9,7 +9,7 @@ import re
 import time
 
 import pytest
-from browser_kit import submit_sign_in, wait_for
+from browser_kit import settled, submit_sign_in, wait_for
 from sqlalchemy import select
 from sqlmodel import Session
 
@@ -72,7 +72,7 @@ def _open(page, server, path, expected):
 
     page.goto(f"{server}/{path}")
     expect(page.get_by_text(expected).first).to_be_visible(timeout=30000)
-    _settled(page)
+    settled(page, 30000)
     assert page.locator('[data-testid="stException"]').count() == 0, f"{path}: an exception"
 
 
@@ -81,13 +81,6 @@ def _choose(page, label, option):
     page.locator('[data-testid="stMultiSelect"]').filter(has_text=label).locator("input").click()
     page.get_by_role("option", name=option, exact=True).click()
     page.keyboard.press("Escape")
-
-
-def _settled(page):
-    time.sleep(0.3)
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=30000)
-    time.sleep(0.3)
 
 
 def test_every_lead_page_works_on_pairs_items(team, launch_app, chromium):
@@ -156,12 +149,12 @@ def test_pages_speak_the_interface_language_and_keep_the_leads_place(app_db, ids
     page.locator('[data-testid="stForm"]').get_by_text(dutch, exact=True).click()
     page.get_by_role("button", name=i18n.text("adj.store", "nl")).click()
     wait_for(lambda: _gold(team["url"], first), what="gold label stored")
-    _settled(page)
+    settled(page, 30000)
     expect(choice).to_have_value(re.compile(f"^#{first} "))  # still on that item
 
     annotator = _page(chromium, server, "bas")  # the Show filter follows a language change
     annotator.locator('[data-testid="stExpandSidebarButton"]').click()
-    _settled(annotator)
+    settled(annotator, 30000)
     cut = annotator.evaluate("""[...document.querySelectorAll('[data-testid="stMain"] '
         + '[data-testid^="stBaseButton"] *')].filter(p => p.scrollWidth > p.clientWidth + 1)
         .map(p => p.textContent)""")
@@ -169,7 +162,7 @@ def test_pages_speak_the_interface_language_and_keep_the_leads_place(app_db, ids
     annotator.get_by_role("combobox", name=i18n.text("sidebar.interface_language", "en")).click()
     annotator.get_by_role("option", name="Polski").click()
     expect(annotator.get_by_text(i18n.text("filter.label", "pl"))).to_be_visible(timeout=30000)
-    _settled(annotator)
+    settled(annotator, 30000)
     show = annotator.get_by_role("combobox", name=i18n.text("filter.label", "pl"))
     expect(show).to_have_value(i18n.text("filter.all", "pl"))
 
@@ -194,17 +187,17 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
     first = team["items"][0]
     page.get_by_label("Text or #id").fill(f"#{first}")
     page.keyboard.press("Enter")
-    _settled(page)
+    settled(page, 30000)
     page.get_by_role("button", name="Accept as gold label").click()
     wait_for(lambda: _gold(team["url"], first), what="accepted as gold")
-    _settled(page)
+    settled(page, 30000)
     second = team["items"][1]
     page.get_by_label("Text or #id").fill(f"#{second}")
     page.keyboard.press("Enter")
-    _settled(page)
+    settled(page, 30000)
     page.get_by_label("Reason (shown to the annotator)").fill("Look at the context again")
     page.keyboard.press("Enter")
-    _settled(page)
+    settled(page, 30000)
     page.get_by_role("button", name="Reject: back to the annotator").click()
 
     def sent_back():

@@ -8,27 +8,11 @@ import signal
 import time
 
 import pytest
-from browser_kit import first_label, signed_in_page, submit_sign_in, wait_for
+from browser_kit import first_label, settled, signed_in_page, wait_for
 
 pytestmark = pytest.mark.browser
 
 TYPING_MS = 60  # between two keys of one person typing
-
-
-def _fresh_sign_in(chromium, url, username="bas"):
-    """Sign in and land on the first item, then press M at once, as a person who knows the
-    keys does (no click on the page first)."""
-    from playwright.sync_api import expect
-
-    page = chromium.new_page()  # a Browser or a BrowserContext (storage kept between pages)
-    page.set_viewport_size({"width": 1440, "height": 900})
-    submit_sign_in(page, url, username)
-    expect(page.get_by_text("Item 1 of 6")).to_be_visible(timeout=30000)
-    expect(page.get_by_role("button", name="Save")).to_be_visible(timeout=30000)
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=20000)
-    time.sleep(1.0)  # reading the item
-    return page
 
 
 def _labels(db_url, username="bas"):
@@ -44,14 +28,6 @@ def _labels(db_url, username="bas"):
             m.Annotator.username == username)).scalar_one()
         return [service.own_label(session, e.generation_id, aid)
                 for e in service.queue_for(session, aid)]
-
-
-def _settled(page):
-    """Wait for the app's rerun to finish (what a person does by reading the page)."""
-    time.sleep(0.3)
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=20000)
-    time.sleep(0.3)
 
 
 def _note_with_a_pause(page, first, then, lose_focus=False):
@@ -73,7 +49,7 @@ def test_keys_typed_in_the_note_never_reach_a_shortcut(app_db, launch_app, chrom
     and when the field loses its focus while the annotator types."""
     from playwright.sync_api import expect
 
-    page = _fresh_sign_in(chromium, launch_app(app_db).url)
+    page = signed_in_page(chromium, launch_app(app_db).url, click_page=False)  # M at once
     _note_with_a_pause(page, "first words. ", "then more about the summary")
     wanted = ["first words. then more about the summary", "", "", "", "", ""]
     wait_for(lambda: [label.note for label in _labels(app_db)] == wanted,
@@ -82,10 +58,10 @@ def test_keys_typed_in_the_note_never_reach_a_shortcut(app_db, launch_app, chrom
     page.keyboard.press("Escape")
     page.keyboard.press("1")
     wait_for(lambda: first_label(app_db, "bas").accuracy == "correct", what="key 1")
-    _settled(page)
+    settled(page)
     page.keyboard.press("s")
     expect(page.get_by_text("Item 2 of 6")).to_be_visible(timeout=20000)
-    _settled(page)
+    settled(page)
     _note_with_a_pause(page, "second item. ", "then more, no next", lose_focus=True)
     wanted[1] = "second item. then more, no next"
     wait_for(lambda: [label.note for label in _labels(app_db)] == wanted,
@@ -173,7 +149,7 @@ def test_a_new_tab_after_closing_one_mid_note_opens_the_same_item(app_db, launch
     for n in (2, 3):
         page.keyboard.press("n")
         expect(page.get_by_text(f"Item {n} of 6")).to_be_visible(timeout=20000)
-        _settled(page)
+        settled(page)
     page.keyboard.press("m")
     page.keyboard.type("half a thought on the third", delay=TYPING_MS)
     page.close()

@@ -4,11 +4,10 @@ the comments readable in the light and the dark theme (contrast measured on scre
 from __future__ import annotations
 
 import io
-import time
 from collections import Counter
 
 import pytest
-from browser_kit import PASSWORD, first_label, ready_for_keys, wait_for
+from browser_kit import PASSWORD, first_label, ready_for_keys, settled, wait_for
 from sqlmodel import Session
 
 from annotate import i18n, service
@@ -30,15 +29,6 @@ def _sign_in(page, url, username, sign_in_lang="en", lang="en"):
     expect(page.get_by_text(i18n.text("label.item_of", lang, n=1, total=6))).to_be_visible(
         timeout=30000)
     ready_for_keys(page)
-
-
-def _settled(page):
-    """Wait for the app's rerun to finish: keys pressed while the page is redrawn are lost
-    (a person reads the page before the next key; a test must wait for it)."""
-    time.sleep(0.3)
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=20000)
-    time.sleep(0.3)
 
 
 def _luminance(rgb) -> float:
@@ -75,28 +65,28 @@ def test_a_whole_item_by_keyboard_codes_included(app_db, launch_app, chromium):
     page.mouse.click(720, 890)  # focus the page, not a field
     page.get_by_text("LG-GR3", exact=False).first.click()  # the mouse on a checkbox ...
     wait_for(lambda: first_label(app_db, "bas").codes == ("LG-GR3",), what="mouse code")
-    _settled(page)
+    settled(page)
     page.keyboard.press("3")  # ... leaves the keys working
     wait_for(lambda: first_label(app_db, "bas").accuracy == "incorrect", what="key 3")
-    _settled(page)
+    settled(page)
     page.keyboard.press("c")  # the code picker: type to filter, Enter toggles
     page.keyboard.type("GR1")
     page.keyboard.press("Enter")
     wait_for(lambda: first_label(app_db, "bas").codes == ("LG-GR1", "LG-GR3"), what="GR1")
-    _settled(page)
+    settled(page)
     page.keyboard.type("LG-GR3")
     page.keyboard.press("Enter")  # a chosen code picked again is removed
     wait_for(lambda: first_label(app_db, "bas").codes == ("LG-GR1",), what="GR3 removed")
-    _settled(page)
+    settled(page)
     page.keyboard.press("Escape")
     page.keyboard.press("m")  # the note: saved while typing (a pause is enough) ...
     page.keyboard.type("plural")
     wait_for(lambda: first_label(app_db, "bas").note == "plural", what="note while typing")
-    _settled(page)
+    settled(page)
     page.keyboard.type(" wrong")  # ... typing goes on where it was
     wait_for(lambda: first_label(app_db, "bas").note == "plural wrong", what="note")
     page.keyboard.press("Escape")  # ... and Esc gives the keys back
-    _settled(page)
+    settled(page)
     page.keyboard.press("s")
     expect(page.get_by_text("Item 2 of 6")).to_be_visible(timeout=20000)
     label = first_label(app_db, "bas")
