@@ -94,13 +94,16 @@ class HFTokenCounter:
 
     is_approximation = False
 
-    def __init__(self, id_or_folder: str, tokenizer=None):
+    def __init__(self, id_or_folder: str, tokenizer=None, folder: os.PathLike | None = None):
+        """`folder`: where the tokenizer is, when already found (else the model is resolved,
+        which needs its weights)."""
         if tokenizer is None:
             from transformers import AutoTokenizer
 
             from models import resolve_model
 
-            tokenizer = AutoTokenizer.from_pretrained(os.fspath(resolve_model(id_or_folder)))
+            tokenizer = AutoTokenizer.from_pretrained(
+                os.fspath(folder or resolve_model(id_or_folder)))
         tokenizer.model_max_length = 10**9  # counting only: no "sequence too long" warnings
         self.tokenizer = tokenizer
         self.name = f"hf:{id_or_folder}"
@@ -139,13 +142,15 @@ def counter_for(model_id: str) -> TokenCounter:
 
     if model_id.endswith(".gguf") and os.path.isfile(model_id):
         return VocabTokenCounter(model_id)
-    if installed_tokenizer(model_id) is None:
-        vocab = family_vocab(model_id)
-        if vocab is not None:
-            try:
-                return VocabTokenCounter(vocab, name=f"gguf:{vocab.stem} (family of {model_id})")
-            except ModelUnavailableError:
-                pass  # llama-cpp-python is not installed: try the other ways
+    installed = installed_tokenizer(model_id)
+    if installed is not None:  # loaded from there: resolving the model would want its weights
+        return HFTokenCounter(model_id, folder=installed)
+    vocab = family_vocab(model_id)
+    if vocab is not None:
+        try:
+            return VocabTokenCounter(vocab, name=f"gguf:{vocab.stem} (family of {model_id})")
+        except ModelUnavailableError:
+            pass  # llama-cpp-python is not installed: try the other ways
     try:
         return HFTokenCounter(model_id)
     except ModelUnavailableError:

@@ -87,3 +87,28 @@ def test_a_model_with_no_tokenizer_at_hand_gets_the_estimate(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     counters = make_counters(["someone/no-such-model"])
     assert [type(c) for c in counters] == [ApproxTokenCounter]
+
+
+def test_a_tokenizer_only_snapshot_in_the_hub_cache_is_counted_with(monkeypatch, tmp_path):
+    """Only a model's tokenizer files downloaded (no weights): they count its tokens, offline;
+    resolving the model instead wanted its weights (the hub, or the estimate offline)."""
+    import shutil
+
+    import huggingface_hub.constants
+
+    from corpus.tokens import HFTokenCounter
+    from models import resolve_model
+
+    packaged = resolve_model("HuggingFaceTB/SmolLM2-135M-Instruct")
+    snapshot = tmp_path / "models--acme--coder-7b" / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(packaged / name, snapshot / name)
+    (tmp_path / "models--acme--coder-7b" / "refs").mkdir()
+    (tmp_path / "models--acme--coder-7b" / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    counter = counter_for("acme/coder-7b")
+    assert isinstance(counter, HFTokenCounter) and counter.name == "hf:acme/coder-7b"
+    text = "// 先查缓存，命中时直接返回\nint total = 12345;\n"
+    assert counter.count(text) == HFTokenCounter("SmolLM2", folder=packaged).count(text)
