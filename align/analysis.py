@@ -22,7 +22,13 @@ from agreement.statistics import (
     pairwise_kappa,
 )
 from align.evaluation import Evaluation, evaluate, noise_separation
-from align.kde import DEFAULT_GRID_SIZE, KDEFit, fit_kde_thresholds, ordered_thresholds
+from align.kde import (
+    DEFAULT_GRID_SIZE,
+    KDEFit,
+    fit_kde_thresholds,
+    ordered_direction,
+    ordered_thresholds,
+)
 from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
@@ -160,10 +166,7 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                         t = fit.thresholds
                         source = "fitted"
                         if monotone:
-                            ascending = direction_of[key]
-                            if ascending is None:  # the run did not say: the data's direction
-                                ascending = not _spearman(x, hl) < 0
-                            t = ordered_thresholds(fit, ascending)
+                            t = ordered_thresholds(fit, ordered_direction(x, hl, direction_of[key]))
                             source = "fitted" if t is fit.thresholds else "fitted, ordered"
                             fit = KDEFit(t, fit.grid, fit.log_density, fit.score_range)
                         if keep_fits:
@@ -219,16 +222,7 @@ def _directions(real: pd.DataFrame, key_names, rows_of_key) -> dict:
 
 def _in_order(t: Thresholds, higher_is_better: bool | None) -> bool | None:
     """Whether the regions run from worst to best in the metric's direction (None: unknown)."""
-    if higher_is_better is None:
-        return None
-    return t.orientation in ("single", "ascending" if higher_is_better else "descending")
-
-
-def _spearman(x: np.ndarray, codes: np.ndarray) -> float:
-    from agreement.correlation import spearman
-
-    value = float(spearman(x, codes))
-    return 0.0 if math.isnan(value) else value
+    return None if higher_is_better is None else t.in_order(higher_is_better)
 
 
 def _predictions(parts, generation, x_all, human, order) -> pd.DataFrame:
@@ -313,10 +307,9 @@ def context_effect(kappa: pd.DataFrame, baseline: str = "none") -> pd.DataFrame:
     other = frame[frame.context != baseline]
     merged = other.merge(base, on=["key_none", "slice", "slice_value"], how="inner")
     merged["delta_kappa"] = merged.kappa - merged.kappa_baseline
-    ident = ["metric", "scorer", "layer", "slice", "slice_value", "context"]
     merged = merged.assign(_layer=merged.layer.fillna(-1)).sort_values(
         ["metric", "scorer", "_layer", "slice", "slice_value", "context"], ignore_index=True)
-    return merged[columns] if set(ident) <= set(merged) else merged.reindex(columns=columns)
+    return merged[columns]
 
 
 # ---------------------------------------------------------------- model groups (Figures 9-10)

@@ -38,7 +38,7 @@ from agreement.significance import (
 )
 from agreement.statistics import encode_labels, kappa_from_counts
 from align.analysis import slice_frames, thresholds_key
-from align.kde import DEFAULT_GRID_SIZE, fit_kde_thresholds, ordered_thresholds, refit_classify
+from align.kde import DEFAULT_GRID_SIZE, ordered_classify, refit_classify
 from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
@@ -166,15 +166,11 @@ def _ordered_kappa(x: np.ndarray, human: np.ndarray, k: int, options: Significan
                    higher_is_better: bool | None) -> float:
     """The study's procedure with --monotone on these items: fit, order, reclassify, kappa."""
     try:
-        fit = fit_kde_thresholds(x, human, tuple(range(k)), options.weighting, options.bandwidth,
-                                 options.grid_size)
+        predicted = ordered_classify(x, human, k, higher_is_better, options.weighting,
+                                     options.bandwidth, options.grid_size)
     except ValueError:
         return math.nan
-    ascending = higher_is_better if higher_is_better is not None else not (
-        correlation("spearman", x, human) < 0)
-    predicted = ordered_thresholds(fit, ascending).classify_codes(x)
-    return float(kappa_from_counts(np.bincount(human * k + predicted, minlength=k * k)
-                                   .reshape(k, k)))
+    return float(_kappa_of_rows(human[None], predicted[None], k)[0])
 
 
 def kappa_statistic(config: Configuration, options: SignificanceOptions,
@@ -260,25 +256,27 @@ class _SliceWork:
             self._indices[n] = resample_indices(n, self.options.resamples, self.options.seed)
         return self._indices[n]
 
-    def samples(self, config: Configuration, statistic: str, whole: bool) -> np.ndarray:
-        """Bootstrap values of one configuration (cached when over its own items); the
-        correlations of a resample are computed together (one sort serves them)."""
-        cache = (config.key, statistic, len(config.items))
-        if whole and cache in self._samples:
-            return self._samples[cache]
+    def samples(self, config: Configuration, statistics: Sequence[str], whole: bool
+                ) -> dict[str, np.ndarray]:
+        """Bootstrap values of one configuration per statistic (cached when over its own
+        items); the correlations of a resample are computed together (one sort serves them),
+        so a pair on a subset of the items asks for all of them in one call."""
+        cached = {s: self._samples.get((config.key, s, len(config.items))) for s in statistics}
+        if whole and all(v is not None for v in cached.values()):
+            return cached
         indices = self.indices(len(config.items))
-        if statistic == "kappa":
-            found = {statistic: bootstrap_values(kappa_statistic(config, self.options), indices)}
+        if list(statistics) == ["kappa"]:
+            found = {"kappa": bootstrap_values(kappa_statistic(config, self.options), indices)}
         else:
             names = [s for s in BOOTSTRAPPED if s != "kappa" and s in self.options.statistics]
-            names = names if statistic in names else [statistic]
+            names = names if set(statistics) <= set(names) else list(statistics)
             values = bootstrap_values(lambda rows: correlations(
                 names, config.x[rows], config.human[rows]), indices)
             found = dict(zip(names, values.T))
         if whole:
             self._samples.update({(config.key, name, len(config.items)): v
                                   for name, v in found.items()})
-        return found[statistic]
+        return {s: found[s] for s in statistics}
 
 
 @dataclass(frozen=True)
@@ -326,10 +324,10 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
         result = perm_both(one.x, two.x, lambda x: correlations(joint, x, human),
                            options.resamples, options.seed)
         exact = " (exact: every swap)" if result.exact else ""
+        samples_one, samples_two = work.samples(one, joint, whole), work.samples(two, joint, whole)
         for i, statistic in enumerate(joint):
             diff = paired_bootstrap(float(result.value_a[i]), float(result.value_b[i]),
-                                    work.samples(one, statistic, whole),
-                                    work.samples(two, statistic, whole))
+                                    samples_one[statistic], samples_two[statistic])
             tests[statistic] = _Test(float(result.value_a[i]), float(result.value_b[i]),
                                      diff.ci_low, diff.ci_high, float(result.p_value[i]),
                                      float(result.p_reverse[i]), diff.se,
@@ -353,8 +351,8 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
                   math.nan, method, result.resamples))
     if "kappa" in statistics:
         value_one, value_two = work.value(one, "kappa", whole), work.value(two, "kappa", whole)
-        diff = paired_bootstrap(value_one, value_two, work.samples(one, "kappa", whole),
-                                work.samples(two, "kappa", whole))
+        diff = paired_bootstrap(value_one, value_two, work.samples(one, ["kappa"], whole)["kappa"],
+                                work.samples(two, ["kappa"], whole)["kappa"])
         fixed = "refitted" if options.refit else "fixed"
         tests["kappa"] = _Test(value_one, value_two, diff.ci_low, diff.ci_high, diff.p_value,
                                diff.p_reverse, diff.se,
@@ -470,8 +468,8 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
             if statistic in BOOTSTRAPPED and tested:
                 for c in configs:
                     samples[(slice_name, value, c.key, statistic)] = (
-                        work.value(c, statistic, True), work.samples(c, statistic, True),
-                        c.items)
+                        work.value(c, statistic, True),
+                        work.samples(c, [statistic], True)[statistic], c.items)
     bar.close()
     return SignificanceResult(
         correlations=pd.DataFrame(correlation_rows, columns=CORRELATION_COLUMNS),

@@ -334,6 +334,26 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
                   score_range=(float(x.min()), float(x.max())))
 
 
+def ordered_direction(x: np.ndarray, codes: np.ndarray, higher_is_better: bool | None) -> bool:
+    """Which way ordered regions run (True: better labels upwards): the metric's own direction
+    where known, else the data's (Spearman with the human codes; upwards when it is undefined)."""
+    if higher_is_better is not None:
+        return higher_is_better
+    from agreement.correlation import spearman
+
+    return not float(spearman(x, codes)) < 0
+
+
+def ordered_classify(x: np.ndarray, codes: np.ndarray, k: int, higher_is_better: bool | None,
+                     weighting: str = "equal", bandwidth: str | float = "scott",
+                     grid_size: int = DEFAULT_GRID_SIZE) -> np.ndarray:
+    """`refit_classify`'s counterpart for --monotone, one row: fit the thresholds on these
+    scores and codes 0..k-1, put the regions in order (`ordered_direction`) and classify the
+    same scores. ValueError where no thresholds can be fitted."""
+    fit = fit_kde_thresholds(x, codes, tuple(range(k)), weighting, bandwidth, grid_size)
+    return ordered_thresholds(fit, ordered_direction(x, codes, higher_is_better)).classify_codes(x)
+
+
 def ordered_thresholds(fit: KDEFit, ascending: bool = True) -> Thresholds:
     """`fit`'s classifier with its regions in label order (worst to best upwards, or downwards
     for a metric where lower is better): of every ordered split of the score axis, the one that
@@ -342,7 +362,7 @@ def ordered_thresholds(fit: KDEFit, ascending: bool = True) -> Thresholds:
     already. Cuts fall on grid nodes within the range of the fitted scores (a score on a cut goes
     to the upper region, as everywhere)."""
     t = fit.thresholds
-    if t.orientation in ("single", "ascending" if ascending else "descending"):
+    if t.in_order(ascending):
         return t
     k = len(t.labels)
     classes = list(range(k)) if ascending else list(range(k - 1, -1, -1))  # bottom to top

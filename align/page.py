@@ -132,16 +132,16 @@ def _ranked_table(ranked: pd.DataFrame) -> str:
             "<tbody>" + "".join(rows) + "</tbody></table></div>")
 
 
-def _heatmap(report: AlignReport, slice_name: str) -> str:
-    """kappa per configuration (rows) and slice value (columns), cells shaded by kappa, the
-    rank within the column as a superscript."""
+def _heatmap(report: AlignReport, slice_name: str, ranked: pd.DataFrame) -> str:
+    """kappa per configuration (rows, in `ranked`'s order) and slice value (columns), cells
+    shaded by kappa, the rank within the column as a superscript."""
     parts = [r.kappa[r.kappa.slice == slice_name] for r in (report.metrics, report.judges)
              if r is not None and not r.kappa.empty]
     rows = pd.concat(parts) if parts else pd.DataFrame()
     if rows.empty:
         return ""
     values = sorted(rows.slice_value.unique())
-    keys = list(ranked_configurations(report).key) or sorted(rows.key.unique())
+    keys = list(ranked.key) or sorted(rows.key.unique())
     keys += [k for k in sorted(rows.key.unique()) if k not in keys]
     cell = {(k, v): (kappa, rank) for k, v, kappa, rank in
             zip(rows.key, rows.slice_value, rows.kappa, rows.get("rank", [None] * len(rows)))}
@@ -220,21 +220,22 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
                                                   for w in report.warnings) + "</ul></details>")
     for slice_name, title in (("language", "Kappa by language"),
                               ("model", "Kappa by generating model")):
-        heat = _heatmap(report, slice_name)
+        heat = _heatmap(report, slice_name, ranked)
         if heat:
             parts.append(f"<h2>{title}</h2>{heat}<p class='meta'>Superscript: the rank within "
                          "the column.</p>")
-    parts.extend(_figure_sections(report, figures, n_keys))
+    parts.extend(_figure_sections(report, figures, n_keys, ranked))
     parts.append(_all_tables(frames, written))
     parts.append("</body></html>")
     path.write_text("\n".join(p for p in parts if p), encoding="utf-8")
     return path
 
 
-def _figure_sections(report: AlignReport, figures: dict[str, Path], n_keys: int) -> list[str]:
-    """The study's figures, each beside the numbers it shows."""
+def _figure_sections(report: AlignReport, figures: dict[str, Path], n_keys: int,
+                     ranked: pd.DataFrame) -> list[str]:
+    """The study's figures, each beside the numbers it shows (Figure 5 in `ranked`'s order)."""
     out = []
-    fig5 = [k for k in ranked_configurations(report).key if f"fig5_kde_{slug(k)}" in figures]
+    fig5 = [k for k in ranked.key if f"fig5_kde_{slug(k)}" in figures]
     if fig5:
         out.append("<h2>Where each metric draws its thresholds (Figure 5)</h2>")
         if n_keys > MAX_KDE_FIGURES:
@@ -315,7 +316,6 @@ def _all_tables(frames: dict[str, pd.DataFrame], written: dict[str, Path]) -> st
         if frame is None or name == "predictions":
             continue
         file = f"{name}.csv"
-        size = 0 if frame is None else len(frame)
-        parts.append(f"<details><summary>{name} ({size:,} rows, <a href='{file}'>{file}</a>)"
+        parts.append(f"<details><summary>{name} ({len(frame):,} rows, <a href='{file}'>{file}</a>)"
                      f"</summary>{_table(frame, limit=500)}</details>")
     return "\n".join(parts)

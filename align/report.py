@@ -197,7 +197,8 @@ def write_report(report: AlignReport, out_dir: str | Path, with_figures: bool = 
     out = Path(out_dir)
     with output_set(out, OWNED) as folder:
         written: dict[str, Path] = {}
-        for name, frame in tables(report).items():
+        frames = tables(report)
+        for name, frame in frames.items():
             if frame is None:
                 continue
             path = folder / f"{name}.csv"
@@ -212,5 +213,5 @@ def write_report(report: AlignReport, out_dir: str | Path, with_figures: bool = 
                                                     report.metrics.thresholds)
         figure_paths = write_figures(report, folder / "figures") if with_figures else {}
         written["html"] = write_html(report, folder / "report.html", figure_paths, written,
-                                     tables(report))
+                                     frames)
     return {name: out / path.relative_to(folder) for name, path in written.items()}

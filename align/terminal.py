@@ -66,7 +66,6 @@ def print_table(report: AlignReport, console=None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from align.figures import short_key
 
     console = console or Console()
 
@@ -77,7 +76,7 @@ def print_table(report: AlignReport, console=None) -> None:
         return frame[frame.slice != "model"]
 
     def name(key: str) -> str:
-        return escape(short_key(key).replace("\n", ""))
+        return escape(_name(key))
 
     kappa = ranked_rows(terminal_rows(report.metrics.kappa))
     if kappa.empty:

@@ -73,6 +73,10 @@ class Thresholds:
             return "descending"
         return "mixed"
 
+    def in_order(self, ascending: bool) -> bool:
+        """Whether the regions run from worst to best upwards (`ascending`) or downwards."""
+        return self.orientation in ("single", "ascending" if ascending else "descending")
+
     def describe(self, digits: int = 3, short: bool = False) -> str:
         """One line, e.g. 'incorrect < 0.412 ≤ partial < 0.55 ≤ correct' (short: first letters,
         'i<0.412≤p<0.55≤c')."""
