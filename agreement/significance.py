@@ -224,16 +224,17 @@ def assign_ranks(p_better: np.ndarray, alpha: float = 0.05) -> list[int]:
     return ranks
 
 
-def labels_needed(n: int, delta: float, se: float, alpha: float = 0.05, power: float = 0.8
-                  ) -> float:
+def labels_needed(n: int, delta: float, se: float, alpha: float = 0.05, power: float = 0.8,
+                  p_value: float = 0.0) -> float:
     """Labelled items at which a one-sided test at `alpha` finds a true difference `delta` with
     probability `power`, when `se` is its standard error with `n` items (se shrinks as 1/sqrt(n)):
-    n * ((z_{1-alpha} + z_power) * se / delta)^2. ``nan`` when delta <= 0 or se is unknown.
+    n * ((z_{1-alpha} + z_power) * se / delta)^2. ``nan`` where `why_no_labels_needed` gives a
+    reason (delta <= 0, se unknown, or the test's one-sided `p_value` at 0.5 or more).
 
     >>> labels_needed(100, 0.05, 0.04)
     396
     """
-    if not (delta > 0 and se > 0) or n <= 0:
+    if n <= 0 or why_no_labels_needed(delta, se, p_value):
         return math.nan
     z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)
     return int(math.ceil(n * (z * se / delta) ** 2))

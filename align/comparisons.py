@@ -401,7 +401,7 @@ def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Confi
         numbers, se = found[0].row(found[1]), found[0].se
         n, delta = len(np.intersect1d(best.items, config.items)), numbers["delta"]
         why_none = why_no_labels_needed(delta, se, numbers["p_value"])
-        needed = math.nan if why_none else labels_needed(n, delta, se, alpha, power)
+        needed = labels_needed(n, delta, se, alpha, power, numbers["p_value"])
         rows.append({"slice": slice_name, "slice_value": value, "statistic": statistic,
                      "best": best.key, "runner_up": config.key, "n": n,
                      "value_best": numbers["value_b"], "value_runner_up": numbers["value_a"],

@@ -148,6 +148,8 @@ def test_no_labels_are_promised_for_a_lead_the_resamples_do_not_support():
     assert "reverse the lead" in why_no_labels_needed(0.006, 0.02, 0.5)
     assert why_no_labels_needed(0.0, 0.02, 0.2) == "no lead to show"
     assert why_no_labels_needed(0.05, 0.0, 0.0) == "the resampled differences do not vary"
+    assert np.isnan(labels_needed(100, 0.006, 0.02, p_value=0.731))  # the reason, no count
+    assert labels_needed(100, 0.05, 0.04, p_value=0.11) == labels_needed(100, 0.05, 0.04) == 396
 
 
 def test_doctests():
