@@ -35,7 +35,14 @@ from tqdm import tqdm
 from db import models
 from db.engine import session_scope
 from db.models import utcnow
-from judges.client import ChatResult, EndpointUnusable, JudgeClient, chat_result, one_line
+from judges.client import (
+    ChatResult,
+    EndpointUnusable,
+    JudgeClient,
+    chat_result,
+    mentions_response_format,
+    one_line,
+)
 from judges.parse import BATCH_ERROR, EXPIRED
 from judges.pricing import cost_usd
 from judges.prompts import request_clusters
@@ -272,10 +279,12 @@ def line_result(record: dict, batch_id: str) -> ChatResult:
     error = (body or {}).get("error") if isinstance(body, dict) else None
     error = error or record.get("error") or {}
     status = response.get("status_code")
-    message = error.get("message") if isinstance(error, dict) else str(error)
+    message = (error.get("message") if isinstance(error, dict) else str(error)) or "no message"
+    rejected = (status in (400, 422) or (status or 0) >= 500) and mentions_response_format(message)
     return ChatResult(error=f"batch: {'HTTP ' + str(status) if status else 'failed'}: "
-                            f"{one_line(message or 'no message', 200)}", failure=BATCH_ERROR,
-                      notes=note)
+                            f"{one_line(message, 200)}", failure=BATCH_ERROR, notes=note,
+                      structured_rejected=rejected,
+                      json_object_offered=rejected and "json_object" in message.lower())
 
 
 # ---------------------------------------------------------------- the run
@@ -377,8 +386,8 @@ def collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url, 
         billed["completion"] += result.completion_tokens
         if result.error is None and client.cache is not None:
             client.cache.put(key, result.cache_payload())  # as the live path keeps answers
-        if result.error and "response_format" in result.error.lower():
-            rejections.append("json_object" in result.error.lower())
+        if result.structured_rejected:  # read as the live path reads it (OpenAIBackend.call)
+            rejections.append(result.json_object_offered)
     if rejections:  # the next batch sends the form the live path would fall back to, once
         client.note_rejected(all(rejections))
     cost = cost_usd(prices, config.model, config.backend, billed["prompt"], billed["completion"],

@@ -159,7 +159,8 @@ def response_format_for(schema: dict, form: str = "json_schema") -> dict:
             "json_schema": {"name": "judge_verdicts", "strict": True, "schema": schema}}
 
 
-def _mentions_response_format(message: str) -> bool:
+def mentions_response_format(message: str) -> bool:
+    """Whether an error message says the structured-output request was the problem."""
     lowered = message.lower()
     return any(word in lowered for word in ("response_format", "json_schema", "structured output",
                                             "response format"))
@@ -254,7 +255,7 @@ class OpenAIBackend:
                     continue
                 if (response_format is not None and status is not None
                         and (status in (400, 422) or status >= 500)
-                        and _mentions_response_format(str(exc))):
+                        and mentions_response_format(str(exc))):
                     return ChatResult(error=f"HTTP {status}: structured output rejected",
                                       attempts=attempt + 1, notes=notes, structured_rejected=True,
                                       json_object_offered="json_object" in str(exc).lower(),

@@ -311,3 +311,21 @@ def test_a_schema_the_batch_endpoint_rejects_is_sent_in_the_form_it_takes_next_t
             "json_object"}  # the same schema, as the server's grammar
     assert "responses: ok 2" in capsys.readouterr().out
     assert {v[1] for v in verdicts(judge_db)} == {"ok"}
+
+
+@pytest.mark.parametrize("status, message, rejected, json_object", [
+    (500, "response_format type must be one of 'text' or 'json_object', but got: json_schema",
+     True, True),
+    (400, "This model does not support structured outputs with json_schema.", True, False),
+    (400, "Invalid value for 'temperature'.", False, False),
+    (429, "Rate limit reached for response_format requests", False, False),
+])
+def test_an_error_line_names_a_rejected_structured_output_as_the_live_path_does(
+        status, message, rejected, json_object):
+    """A batch's error line is read with the live path's rule (client.mentions_response_format
+    on the whole message, for HTTP 400, 422 and 5xx): the next batch then sends the fallback."""
+    record = {"custom_id": "r1", "response": {"status_code": status,
+                                              "body": {"error": {"message": message}}}}
+    result = batch_module.line_result(record, "batch_1")
+    assert result.error.startswith(f"batch: HTTP {status}: ")
+    assert (result.structured_rejected, result.json_object_offered) == (rejected, json_object)
