@@ -49,6 +49,7 @@ from judges.prompts import request_clusters
 from judges.runner import (
     RunConfig,
     RunSummary,
+    bill_in,
     finished_targets,
     get_or_create_run,
     judge_target,
@@ -397,9 +398,8 @@ def collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url, 
 
 def _store(db_url, run_id: int, outcomes: list, tax, summary: RunSummary, billed: dict,
            cost: float | None = 0.0, row_id: int | None = None) -> None:
-    run_table = models.JudgeRun
     with session_scope(db_url) as session:
-        run = session.get(run_table, run_id)
+        run = session.get(models.JudgeRun, run_id)
         for outcome in outcomes:
             store_outcome(session, run, outcome, tax)
             for response in outcome.responses:
@@ -408,10 +408,7 @@ def _store(db_url, run_id: int, outcomes: list, tax, summary: RunSummary, billed
                 summary.cached += response.cached
             summary.targets_judged += 1
         if billed:
-            session.exec(update(run_table).where(run_table.id == run_id).values(
-                prompt_tokens=run_table.prompt_tokens + billed["prompt"],
-                completion_tokens=run_table.completion_tokens + billed["completion"],
-                cost_usd=run_table.cost_usd + cost if cost is not None else None))
+            bill_in(session, run_id, cost, billed["prompt"], billed["completion"])
         if row_id is not None:
             session.exec(update(models.JudgeBatch).where(models.JudgeBatch.id == row_id)
                          .values(status="collected", finished_at=utcnow()))

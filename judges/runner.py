@@ -366,14 +366,20 @@ def store_outcome(session: Session, run: models.JudgeRun, outcome: TargetOutcome
 
 def bill(db_url: str | None, run_id: int, cost: float | None, prompt_tokens: int,
          completion_tokens: int) -> None:
-    """Add one answer's tokens and cost to the run, in one UPDATE (safe beside other threads);
-    an unknown cost makes the run's cost unknown (NULL + x is NULL)."""
-    run = models.JudgeRun
+    """Add one answer's tokens and cost to the run (`bill_in`, a transaction of its own)."""
     with session_scope(db_url) as session:
-        session.exec(update(run).where(run.id == run_id).values(
-            prompt_tokens=run.prompt_tokens + prompt_tokens,
-            completion_tokens=run.completion_tokens + completion_tokens,
-            cost_usd=run.cost_usd + cost if cost is not None else None))
+        bill_in(session, run_id, cost, prompt_tokens, completion_tokens)
+
+
+def bill_in(session, run_id: int, cost: float | None, prompt_tokens: int,
+            completion_tokens: int) -> None:
+    """Add tokens and cost to the run in one UPDATE (safe beside other threads); an unknown
+    cost makes the run's cost unknown (NULL + x is NULL)."""
+    run = models.JudgeRun
+    session.exec(update(run).where(run.id == run_id).values(
+        prompt_tokens=run.prompt_tokens + prompt_tokens,
+        completion_tokens=run.completion_tokens + completion_tokens,
+        cost_usd=run.cost_usd + cost if cost is not None else None))
 
 
 @dataclass
