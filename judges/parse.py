@@ -354,10 +354,17 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
 
     if not any(isinstance(raw, dict) for raw in evaluations):
         return _failed(PARSE_ERROR, ids, "the evaluations hold no JSON objects", repairs)
-    in_entries = {obj for raw in evaluations for obj, *_ in duplicate_keys(raw)}
-    outside = [problem for obj, problem in conflicts.items() if obj not in in_entries]
-    if outside:  # e.g. "evaluations" given twice: no entry can be trusted
-        return _failed(PARSE_ERROR, ids, outside[0], repairs)
+    entry_conflict: dict[int, str] = {}  # index of an entry -> the first conflict inside it
+    if conflicts:  # (rare: the entries are walked only then)
+        objects = {index: [obj for obj, *_ in duplicate_keys(raw)]
+                   for index, raw in enumerate(evaluations)}
+        inside = {obj for found in objects.values() for obj in found}
+        outside = [problem for obj, problem in conflicts.items() if obj not in inside]
+        if outside:  # e.g. "evaluations" given twice: no entry can be trusted
+            return _failed(PARSE_ERROR, ids, outside[0], repairs)
+        entry_conflict = {index: next(conflicts[obj] for obj in found if obj in conflicts)
+                          for index, found in objects.items()
+                          if any(obj in conflicts for obj in found)}
     verdicts: dict[str, PredictionVerdict] = {}
     unmatched = 0  # entries that name no prediction of this request: content, but unusable
     for index, raw in enumerate(evaluations):
@@ -372,8 +379,7 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
         if pid in verdicts:
             repairs.append({"kind": "duplicate_prediction_ignored", "prediction": pid})
             continue
-        conflict = next((conflicts[obj] for obj, *_ in duplicate_keys(raw) if obj in conflicts),
-                        None)
+        conflict = entry_conflict.get(index)
         if conflict is not None:
             verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, error=f"{pid}: {conflict}")
             continue
