@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, null
 from sqlmodel import Session, select
 
 from db import models
@@ -175,17 +175,11 @@ def build_jury(session: Session, name: str, members: Sequence[models.JudgeRun],
                   prompt_tokens=_sum(run.prompt_tokens for run in members),
                   completion_tokens=_sum(run.completion_tokens for run in members),
                   cost_usd=_sum(run.cost_usd for run in members))
-    run = existing or models.JudgeRun(signature=signature, **values)
-    for key, value in values.items():
-        setattr(run, key, value)
+    run = existing or models.JudgeRun(signature=signature)
+    for key, value in values.items():  # an unknown token count or cost must stay NULL, not
+        setattr(run, key, null() if value is None else value)  # the column's default
     session.add(run)
     session.flush()
-    # the ORM writes a column's default for a None: unknown tokens and cost are set as NULL
-    unknown = {k: None for k in ("prompt_tokens", "completion_tokens", "cost_usd")
-               if values[k] is None}
-    if unknown:
-        session.exec(update(models.JudgeRun).where(models.JudgeRun.id == run.id).values(**unknown))
-        session.refresh(run)
     session.exec(delete(models.JudgeVerdict).where(models.JudgeVerdict.run_id == run.id))
     statuses: Counter = Counter()
     for generation_id in sorted(common):
