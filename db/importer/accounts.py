@@ -92,9 +92,8 @@ class AccountWriter:
             values["password_hash"] = rec["password_hash"]
         if existing is None and "display_name" not in values:
             values["display_name"] = username
-        if existing is None and rec.get("created_at") is not None:
-            values["created_at"] = record_time(rec["created_at"], "created_at")
-        row, outcome = self._upsert(m.Annotator, {"username": username}, values)
+        row, outcome = self._upsert(m.Annotator, {"username": username}, values,
+                                    rec.get("created_at"))
         self._annotators[username] = row.id
         return outcome
 
