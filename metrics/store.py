@@ -120,11 +120,11 @@ def run_identity(config) -> dict:
 def get_or_create_run(url, config, new_params: Callable[[], dict]) -> tuple[int, dict]:
     """(run id, stored params) of the run with ``config``'s signature, created with
     ``new_params()`` when there is none yet."""
-    signature = config.signature()
+    signature, identity = config.signature(), run_identity(config)
     with session_scope(url) as session:
         found = _find_run(session, signature)
-        if found and not set(run_identity(config)) <= set(found[1]):  # stored before they were
-            found[1].update(run_identity(config))
+        if found and not set(identity) <= set(found[1]):  # stored before runs recorded it
+            found[1].update(identity)
             session.get(MetricRun, found[0]).params = dict(found[1])
         if found:
             return found
