@@ -21,7 +21,7 @@ import numpy as np
 from corpus.encoding import SourceReadError, decode_source
 from corpus.languages import language_for_path
 from corpus.tokens import ApproxTokenCounter, VocabTokenCounter
-from models.vocabs import FAMILY_VOCABS, vocab_folder
+from models.vocabs import vocab_names, vocab_path
 
 
 def sample(root: Path, lang: str, n: int, seed: int = 7) -> list[str]:
@@ -48,8 +48,7 @@ def main(argv=None) -> int:
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--window", type=int, default=4096)
     args = parser.parse_args(argv)
-    names = sorted({name for _, name in FAMILY_VOCABS})
-    real = {name: VocabTokenCounter(vocab_folder() / f"ggml-vocab-{name}.gguf") for name in names}
+    real = {name: VocabTokenCounter(vocab_path(name)) for name in vocab_names()}
     approx = ApproxTokenCounter()
     print(f"{'lang':4} {'files':>5} {'tokenizer':10} {'v2 median [2-98%]':>20} "
           f"{'window median [2-98%]':>22} {'kept by it, dropped by v2 / window':>36}")
@@ -73,6 +72,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testing/, not installed
     from testing.bench import run
 
     sys.exit(run(main, "bench/token_counts.py", needs=("llama_cpp",)))

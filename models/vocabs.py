@@ -42,6 +42,16 @@ def vocab_folder() -> Path:
     return cache_root() / "vocabs"
 
 
+def vocab_path(name: str) -> Path:
+    """Where the prepared vocabulary `name` (a family's, e.g. "gemma-4") is kept."""
+    return vocab_folder() / f"ggml-vocab-{name}.gguf"
+
+
+def vocab_names() -> list[str]:
+    """Every family's vocabulary, once each."""
+    return sorted({name for _, name in FAMILY_VOCABS})
+
+
 def vocab_name(model_id: str) -> str | None:
     """The packaged vocabulary of the model's family, or None."""
     return next((name for pattern, name in FAMILY_VOCABS
@@ -51,14 +61,12 @@ def vocab_name(model_id: str) -> str | None:
 def family_vocab(model_id: str) -> Path | None:
     """The prepared vocabulary file of the model's family, or None (none, or not prepared)."""
     name = vocab_name(model_id)
-    path = vocab_folder() / f"ggml-vocab-{name}.gguf" if name else None
-    return path if path is not None and path.is_file() else None
+    return vocab_path(name) if name and vocab_path(name).is_file() else None
 
 
 def prepare_vocabs() -> list[Path]:
     """Download `VOCAB_SDIST` with pip and keep the families' vocabulary files (once)."""
-    names = sorted({name for _, name in FAMILY_VOCABS})
-    wanted = {f"ggml-vocab-{name}.gguf" for name in names}
+    wanted = {vocab_path(name).name for name in vocab_names()}
     folder = vocab_folder()
     if all((folder / name).is_file() for name in wanted):
         return sorted(folder / name for name in wanted)
