@@ -207,12 +207,12 @@ def _choose_current(state: service.QueueState, user_id: int) -> int | None:
     allowed = [i for i, e in enumerate(queue) if (wanted == "all" or e.state == wanted)
                and (found is None or e.generation_id in found)
                and (not model or e.model == model) and (not language or e.language == language)]
-    narrowed = wanted != "all" or found is not None or bool(model) or bool(language)
+    searched = found is not None or bool(model) or bool(language)
+    narrowed = wanted != "all" or searched
     if nav == "filter":
         if allowed:
             current = allowed[0]
         else:
-            searched = found is not None or bool(model) or bool(language)
             S["lbl_filter_empty"] = "match" if searched else wanted
     elif nav in ("next", "prev") and narrowed:
         current = _step_within(allowed, current, +1 if nav == "next" else -1)
