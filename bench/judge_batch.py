@@ -34,11 +34,13 @@ def forward(upstream: str):
     """An answer function for BatchServer: the body POSTed to the upstream server, an OpenAI
     json_schema response format handed on in llama-cpp-python's form (json_object + schema), so
     the stand-ins take the schema as OpenAI does and both paths get the grammar."""
+    from judges.client import response_format_for
+
     def answer(body: dict) -> tuple[int, dict]:
         form = body.get("response_format") or {}
         if form.get("type") == "json_schema":
-            body = {**body, "response_format": {"type": "json_object",
-                                                "schema": form["json_schema"]["schema"]}}
+            body = {**body, "response_format": response_format_for(
+                form["json_schema"]["schema"], "json_object")}
         request = urllib.request.Request(f"{upstream}/chat/completions",
                                          data=json.dumps(body).encode(),
                                          headers={"Content-Type": "application/json"})
