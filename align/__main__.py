@@ -80,6 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
                              "direction (low scores classed correct), fit ordered thresholds "
                              "instead (the study's method, the default, lets regions fall where "
                              "the densities cross)")
+    parser.add_argument("--alt-epsilon", type=float, default=0.2, metavar="EPSILON",
+                        help="the alternative annotator test's cost-benefit margin: how much "
+                             "worse than an annotator a judge may match the others and still "
+                             "count as their equal (default 0.2, the authors' value for expert "
+                             "annotators; 0.15 skilled, 0.1 crowd workers); replace.csv")
+    parser.add_argument("--alt-scoring", choices=["accuracy", "neg_rmse"], default="accuracy",
+                        help="how the alternative annotator test scores a label against the other "
+                             "annotators': accuracy (the share with the same label, default) or "
+                             "neg_rmse (minus the root mean squared difference on the ordinal "
+                             "scale)")
     parser.add_argument("--grid-size", type=int, default=1024,
                         help="grid points for the KDE crossings (default 1024)")
     parser.add_argument("--demo", action="store_true",
@@ -114,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--apply-to needs --fit-on")
     if not 0 < args.alpha < 1:
         raise InputError(f"--alpha must be between 0 and 1, not {args.alpha}")
+    if not 0 <= args.alt_epsilon < 1:
+        raise InputError(f"--alt-epsilon must be at least 0 and below 1 (a share of items), not "
+                         f"{args.alt_epsilon}")
     saved = load_thresholds(args.thresholds) if args.thresholds else None
     parse_policy(args.labels)
     check_output_folder(args.out, OWNED)  # a wrong --out fails before the work (OutputError)
@@ -129,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
                            monotone=args.monotone, progress=sys.stderr.isatty(),
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
-                           judges=not args.no_judges, datasets=tuple(args.dataset))
+                           judges=not args.no_judges, datasets=tuple(args.dataset),
+                           alt_scoring=args.alt_scoring, alt_epsilon=args.alt_epsilon)
     from align.pipeline import run_alignment
     from align.report import summary, tables, to_json, write_report
     from align.terminal import print_table

@@ -227,23 +227,23 @@ def load_judge_verdicts(url: str | None = None) -> pd.DataFrame:
 
 
 def load_generations(url: str | None = None) -> pd.DataFrame:
-    """generation_id, target_id, dataset (name), item, model of every generation, both kinds of
-    target. `item` names the target where an export does: a pairs item by its id, a file's
-    comment as repo/path:start-end (its character span)."""
+    """generation_id, target_id, dataset (name), item, model and language of every generation,
+    both kinds of target. `item` names the target where an export does: a pairs item by its id,
+    a file's comment as repo/path:start-end (its character span)."""
     from db.models import Dataset
 
     with Session(get_engine(url)) as session:
         frame = _frame(session, with_source(
             select(Generation.id, Generation.target_id, Dataset.name, Target.external_id,
                    SourceFile.repo, SourceFile.path, Target.span_start, Target.span_end,
-                   Generation.model).join(Target, Target.id == Generation.target_id))
+                   Generation.model, TARGET_LANGUAGE).join(Target, Target.id == Generation.target_id))
             .join(Dataset, Dataset.id == TARGET_DATASET_ID),
             ["generation_id", "target_id", "dataset", "external_id", "repo", "path", "start",
-             "end", "model"])
+             "end", "model", "language"])
     frame["item"] = [item if path is None else f"{'/'.join(p for p in (repo, path) if p)}:{a}-{b}"
                      for item, repo, path, a, b in zip(frame.external_id, frame.repo, frame.path,
                                                        frame.start, frame.end)]
-    return frame[["generation_id", "target_id", "dataset", "item", "model"]]
+    return frame[["generation_id", "target_id", "dataset", "item", "model", "language"]]
 
 
 def count_metric_scores(url: str | None = None) -> tuple[int, int, int]:

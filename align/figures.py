@@ -305,6 +305,42 @@ def context_plot(context: pd.DataFrame, title: str = "", alpha: float = 0.05) ->
     return fig
 
 
+def quality_plot(ranked: pd.DataFrame, alpha: float = 0.05) -> Figure:
+    """Table 2 as a figure: mean score (correct 1, partial 0.5, incorrect 0) per generating model
+    over all items and per language, with 95% intervals; the compact letters above each point
+    mark the significant gaps (models sharing a letter are not told apart, Holm at `alpha`).
+    `ranked`: `align.quality.ranked_models`."""
+    if ranked.empty:
+        return _empty("no human labels to rate the models by")
+    groups = list(dict.fromkeys(ranked.group))
+    models = sorted(ranked.model.unique())
+    fig = _figure((max(5.0, 0.55 * len(groups) * max(len(models), 2) + 3), 4.2), right=0.7,
+                  bottom=0.12, top=0.86)
+    ax = fig.add_subplot()
+    width = 0.8 / max(len(models), 1)
+    for j, model in enumerate(models):
+        part = ranked[ranked.model == model].set_index("group").reindex(groups)
+        x = np.arange(len(groups)) - 0.4 + width * (j + 0.5)
+        y = part.mean_score.to_numpy(float)
+        err = np.vstack([y - part.mean_score_low.to_numpy(float),
+                         part.mean_score_high.to_numpy(float) - y])
+        ax.errorbar(x, y, yerr=np.where(np.isnan(err), 0, err), fmt="o", ms=4, capsize=2,
+                    label=short_key(model).replace("\n", " "),
+                    color=_FALLBACK[j % len(_FALLBACK)] if len(models) <= 5 else None)
+        for xi, yi, high, letters in zip(x, y, part.mean_score_high.to_numpy(float),
+                                         part.letters):
+            if isinstance(letters, str) and not np.isnan(yi):
+                ax.text(xi, (yi if np.isnan(high) else high) + 0.02, letters, ha="center",
+                        va="bottom", fontsize=7)
+    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_ylim(-0.05, 1.12)
+    ax.set_ylabel("mean score (human labels)")
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1, 0.5))
+    ax.set_title(f"Mean score per model, 95% intervals; models sharing a letter are not told "
+                 f"apart (paired permutation tests, Holm, alpha {alpha})", fontsize=8)
+    return fig
+
+
 def code_plot(codes: pd.DataFrame, title: str = "") -> Figure:
     """Figure 19: average precision and recall per error code over judge configurations."""
     if codes.empty:

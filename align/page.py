@@ -202,6 +202,10 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
              f"{' (ordered thresholds)' if options.monotone else ''} · {options.bootstrap} "
              f"resamples, seed {options.seed}, alpha {options.alpha} · slices: "
              f"{', '.join(options.slices)}</p>"]
+    from align.answers import answers_html
+
+    parts.append(answers_html(report, _figure(figures["quality_models"])
+                              if "quality_models" in figures else ""))
     ranked = ranked_configurations(report)
     parts.append("<h2>Which configuration agrees best with the humans (all items)</h2>")
     parts.append(_ranked_table(ranked))

@@ -17,8 +17,10 @@ from agreement.robustness import study_tables
 from align import analysis
 from align.comparisons import ALL_STATISTICS, SignificanceResult
 from align.kde import DEFAULT_GRID_SIZE
+from align.questions import StudyAnswers
 from align.thresholds import Thresholds
 from nlce.cli import InputError
+from taxonomy import ACCURACY_LABELS
 
 
 @dataclass
@@ -42,6 +44,8 @@ class AlignOptions:
     alpha: float = 0.05  # significance level of the rank clusters and of "labels needed"
     monotone: bool = False  # fit ordered thresholds where the KDE regions are out of order
     progress: bool = False  # a progress bar on stderr for the paired tests (the CLI, at a terminal)
+    alt_scoring: str = "accuracy"  # the alternative annotator test's scoring (align.replace)
+    alt_epsilon: float = 0.2  # its cost-benefit margin (the authors' value for experts)
 
     def describe(self) -> dict:
         out = asdict(self)
@@ -77,6 +81,8 @@ class AlignReport:
     compared: int = 0  # labelled generations that some metric configuration or judge run covers
     # generation_id -> dataset, item, model (`data.load_generations`): what predictions.csv names
     generations: pd.DataFrame | None = None
+    # model quality, judge-assisted estimates, the alternative annotator test (align.questions)
+    answers: StudyAnswers | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -86,7 +92,7 @@ class AlignReport:
 
     @property
     def warnings(self) -> list[str]:
-        return self.notes + self.metrics.warnings
+        return self.notes + (self.answers.notes if self.answers else []) + self.metrics.warnings
 
 
 def parse_split(spec: str) -> tuple[str, Any]:
@@ -142,9 +148,12 @@ def split_scores(scores: pd.DataFrame, fit_on: str, apply_to: str | None, seed: 
 
 def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptions,
                  verdicts: pd.DataFrame | None = None,
-                 annotations: pd.DataFrame | None = None) -> AlignReport:
+                 annotations: pd.DataFrame | None = None,
+                 generations: pd.DataFrame | None = None) -> AlignReport:
     """Everything except the database reads: pure over the frames (what the tests and the app's
-    analysis page call with frames they already hold)."""
+    analysis page call with frames they already hold). `generations`: every generation of the
+    aligned datasets (generation_id, target_id, model, language), what the quality tables and
+    estimates count; by default those the scores and verdicts name."""
     from align.families import load_model_families
 
     notes: list[str] = []
@@ -204,12 +213,48 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
         compare_configurations(report, verdicts)
     if annotations is not None and annotations.annotator.nunique() > 1:
         report.annotator_pairs, report.annotator_alpha = analysis.annotator_agreement(annotations)
+    report.answers = study_answers(report, verdicts, annotations, generations)
     if labels.empty:
         notes.append("no human labels found: nothing to align (label generations first, or "
                      "check --labels)")
     elif scores.empty:
         notes.append("no metric scores found: run `python -m metrics.score` first")
     return report
+
+
+def metric_directions(kappa: pd.DataFrame) -> dict[str, bool | None]:
+    """key -> whether a higher score is better, as its run recorded (None where it did not)."""
+    if kappa.empty or "direction" not in kappa:
+        return {}
+    return {key: {"higher": True, "lower": False}.get(d) for key, d in
+            zip(kappa.key, kappa.direction)}
+
+
+def study_answers(report: AlignReport, verdicts: pd.DataFrame | None,
+                  annotations: pd.DataFrame | None, generations: pd.DataFrame | None
+                  ) -> StudyAnswers:
+    """Model quality, judge-assisted estimates and the alternative annotator test
+    (`align.questions`), metrics cross-fitted with the thresholds this run fits."""
+    from align.kde import fit_kde_thresholds, ordered_direction, ordered_thresholds
+    from align.questions import answer_questions, generations_from
+
+    options = report.options
+    direction = metric_directions(report.metrics.kappa)
+    codes = tuple(range(len(ACCURACY_LABELS)))
+
+    def fit(key, x, human):
+        fitted = fit_kde_thresholds(x, human, codes, options.weighting, options.bandwidth,
+                                    options.grid_size)
+        if not options.monotone:
+            return fitted.thresholds
+        return ordered_thresholds(fitted, ordered_direction(x, human, direction.get(key)))
+
+    if generations is None:
+        generations = generations_from(report.scores, verdicts)
+    return answer_questions(report.labels, annotations, generations, verdicts, report.scores,
+                            fit, policy=report.label_policy, resamples=options.bootstrap,
+                            seed=options.seed, alt_scoring=options.alt_scoring,
+                            alt_epsilon=options.alt_epsilon)
 
 
 def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -> None:
@@ -224,12 +269,8 @@ def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -
     )
 
     options = report.options
-    kappa = report.metrics.kappa
-    directions = ({} if kappa.empty or "direction" not in kappa else
-                  {key: {"higher": True, "lower": False}.get(d) for key, d in
-                   zip(kappa.key, kappa.direction)})
     configurations = metric_configurations(report.metrics.predictions, report.metrics.thresholds,
-                                           directions)
+                                           metric_directions(report.metrics.kappa))
     if report.judges is not None:
         for where, configs in judge_configurations(verdicts, report.labels,
                                                    options.slices).items():
@@ -258,9 +299,9 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
     labels = data.choose_human_labels(annotations, data.load_gold_labels(url), options.labels)
     verdicts = data.load_judge_verdicts(url) if options.judges else None
     generations = data.load_generations(url)
-    scores, labels, verdicts, notes = keep_datasets(generations, scores, labels, verdicts,
-                                                    options.datasets)
-    report = align_frames(scores, labels, options, verdicts, annotations)
+    scores, labels, verdicts, generations, notes = keep_datasets(generations, scores, labels,
+                                                                 verdicts, options.datasets)
+    report = align_frames(scores, labels, options, verdicts, annotations, generations)
     report.generations = generations
     report.notes[:0] = notes
     legacy = scores.loc[~scores.key_stable, "run_id"].nunique() if "key_stable" in scores else 0
@@ -284,9 +325,10 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
 
 def keep_datasets(generations: pd.DataFrame, scores: pd.DataFrame, labels: pd.DataFrame,
                   verdicts: pd.DataFrame | None, datasets: Sequence[str]):
-    """Scores, labels and verdicts of the chosen datasets only; and, where one model name occurs
-    in two datasets, its model slice named `dataset/model` so systems of different datasets are
-    never pooled. Raises ValueError naming the datasets there are when one is unknown."""
+    """Scores, labels, verdicts and generations of the chosen datasets only; and, where one
+    model name occurs in two datasets, its model slice named `dataset/model` so systems of
+    different datasets are never pooled. Raises InputError naming the datasets there are when
+    one is unknown."""
     notes: list[str] = []
     known = sorted(generations.dataset.unique())
     if datasets:
@@ -314,8 +356,9 @@ def keep_datasets(generations: pd.DataFrame, scores: pd.DataFrame, labels: pd.Da
             return frame
 
         scores = qualified(scores)
+        generations = qualified(generations)
         if verdicts is not None and "model" in verdicts:
             verdicts = qualified(verdicts)
         notes.append(f"model names in several datasets are sliced per dataset: "
                      f"{', '.join(sorted(shared))} (choose datasets with --dataset)")
-    return scores, labels, verdicts, notes
+    return scores, labels, verdicts, generations, notes

@@ -67,6 +67,8 @@ def tables(report: AlignReport) -> dict[str, pd.DataFrame]:
             out[name] = _with_policy(getattr(report.significance, name), policy)
     if not report.annotator_pairs.empty:
         out["annotators"] = report.annotator_pairs
+    if report.answers is not None:  # their columns are fixed (docs/align.md); quality.csv and
+        out.update(report.answers.tables())  # code_shares.csv name the label policy themselves
     return out
 
 
@@ -115,6 +117,13 @@ def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
     what the HTML report saves and what the Streamlit analysis page shows (`st.pyplot(fig)`)."""
     out: dict[str, list[tuple[str, Any]]] = {}
     result = report.metrics
+    if report.answers is not None and not report.answers.quality.empty:
+        from align.quality import ranked_models
+
+        ranked = ranked_models(report.answers.quality, report.answers.quality_tests,
+                               report.options.alpha)
+        out["Table 2: mean score per model and language"] = [
+            ("quality_models", figures.quality_plot(ranked, report.options.alpha))]
     if not report.scores.empty and not report.labels.empty:
         out["Figure 2: scores coloured by human label"] = [
             ("fig2_strip", figures.strip_plot(report.scores, report.labels))]

@@ -60,6 +60,28 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     return lines
 
 
+def print_answers(report: AlignReport, console) -> None:
+    """The answers first (`align.answers`): the models ranked per language, then the best
+    metric and judge, the alternative annotator test and what the judges add."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from align.answers import RANKING_TITLE, answer_lines, ranking_cells, summarise
+
+    summary = summarise(report)
+    cells = ranking_cells(summary)
+    if cells:
+        table = Table(title=RANKING_TITLE.format(alpha=summary.alpha), title_justify="left")
+        table.add_column("over")
+        for rank in range(1, max(len(c) for _, c in cells) + 1):
+            table.add_column(f"{rank}.", overflow="fold")
+        for group, row in cells:
+            table.add_row(escape(group), *(escape(c) for c in row))
+        console.print(table)
+    for line in answer_lines(report, summary):
+        console.print(escape(line))
+
+
 def print_table(report: AlignReport, console=None) -> None:
     """The terminal view: kappa per configuration and slice, noise, judges, warnings."""
     from rich.console import Console
@@ -78,6 +100,7 @@ def print_table(report: AlignReport, console=None) -> None:
     def name(key: str) -> str:
         return escape(_name(key))
 
+    print_answers(report, console)
     kappa = ranked_rows(terminal_rows(report.metrics.kappa))
     if kappa.empty:
         console.print("[yellow]no metric configuration could be aligned[/yellow]")

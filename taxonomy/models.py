@@ -193,6 +193,19 @@ class Taxonomy:
             out.append(code)
         return out
 
+    def counted_codes(self, codes: Iterable[str]) -> set[str]:
+        """The codes an item with `codes` counts under in the study's Table 1: each code and its
+        ancestors, once (parents count their sub-codes once per item); a code this taxonomy does
+        not know (an older release's) counts under its own name."""
+        out: set[str] = set()
+        for code_id in codes:
+            try:
+                out.add(self.code(code_id).id)
+                out.update(a.id for a in self.ancestors(code_id))
+            except TaxonomyError:
+                out.add(code_id)
+        return out
+
     def cluster_of(self, code_id: str) -> str:
         code = self.code(code_id)
         if code.cluster is None:

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from annotate.service.accounts import Operator, require_role
 from annotate.service.review import ResolvedLabel
 from nlce.outputs import csv_text
-from taxonomy import ACCURACY_LABELS, LANGUAGES, TaxonomyError, default_taxonomy
+from taxonomy import ACCURACY_LABELS, LANGUAGES, default_taxonomy
 
 
 def error_table(resolved: Sequence[ResolvedLabel], languages: Sequence[str] = LANGUAGES
@@ -21,14 +21,7 @@ def error_table(resolved: Sequence[ResolvedLabel], languages: Sequence[str] = LA
     taxonomy = default_taxonomy()
     counts: dict[str, Counter] = defaultdict(Counter)
     for label in resolved:
-        hit = set()
-        for code in label.codes:
-            try:
-                hit.add(taxonomy.code(code).id)
-                hit.update(a.id for a in taxonomy.ancestors(code))
-            except TaxonomyError:
-                hit.add(code)  # a code of an older taxonomy still gets counted, under its name
-        for code in hit:
+        for code in taxonomy.counted_codes(label.codes):
             counts[code][label.language] += 1
     rows = []
     for code in taxonomy.codes.values():

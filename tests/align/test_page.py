@@ -23,7 +23,9 @@ def page_folder(align_db, tmp_path_factory):
 def test_the_ranked_table_comes_first_and_every_figure_is_embedded_once(page_folder):
     text = (page_folder / "report.html").read_text(encoding="utf-8")
     page = ReportPage(text)
-    ranked = page.tables[0]
+    quality, ranked = page.tables[:2]  # the answers first: the models ranked by the humans
+    assert quality.header == ["over", "rank", "model", "n", "mean score", "95% CI", "letters"]
+    assert {r["over"] for r in quality.records()} == {"all", "en", "nl"}
     assert ranked.header[:5] == ["rank", "configuration", "kind", "n", "kappa"]
     records = ranked.records()
     assert [r["rank"] for r in records] == sorted(r["rank"] for r in records)
@@ -44,7 +46,8 @@ def test_the_page_in_a_browser_wide_and_narrow(page_folder, chromium):
     for width in (1280, 400):
         page = chromium.new_page(viewport={"width": width, "height": 800})
         page.goto(url)
-        assert page.evaluate("document.querySelector('table').id") == "ranked"
+        assert page.evaluate("[...document.querySelectorAll('table')].slice(0, 2)"
+                             ".map(t => t.id)") == ["quality", "ranked"]
         broken = page.evaluate("[...document.images].filter(i => !i.complete || "
                                "i.naturalWidth === 0).length")
         assert broken == 0 and page.evaluate("document.images.length") > 5
