@@ -37,7 +37,7 @@ from db.models import (
     SourceFile,
     Target,
 )
-from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
+from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, target_name, with_source
 
 SCORE_COLUMNS = ["run_id", "signature", "metric", "scorer", "layer", "context", "run_noise",
                  "noise", "generation_id", "noise_sample_id", "target_id", "score", "precision",
@@ -236,13 +236,13 @@ def load_generations(url: str | None = None) -> pd.DataFrame:
         frame = _frame(session, with_source(
             select(Generation.id, Generation.target_id, Dataset.name, Target.external_id,
                    SourceFile.repo, SourceFile.path, Target.span_start, Target.span_end,
-                   Generation.model, TARGET_LANGUAGE).join(Target, Target.id == Generation.target_id))
+                   Generation.model, TARGET_LANGUAGE)
+            .join(Target, Target.id == Generation.target_id))
             .join(Dataset, Dataset.id == TARGET_DATASET_ID),
             ["generation_id", "target_id", "dataset", "external_id", "repo", "path", "start",
              "end", "model", "language"])
-    frame["item"] = [item if path is None else f"{'/'.join(p for p in (repo, path) if p)}:{a}-{b}"
-                     for item, repo, path, a, b in zip(frame.external_id, frame.repo, frame.path,
-                                                       frame.start, frame.end)]
+    frame["item"] = [target_name(*names) for names in zip(frame.external_id, frame.repo,
+                                                          frame.path, frame.start, frame.end)]
     return frame[["generation_id", "target_id", "dataset", "item", "model", "language"]]
 
 

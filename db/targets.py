@@ -18,3 +18,12 @@ IS_PAIRS_TARGET = Target.source_file_id.is_(None)
 def with_source(statement):
     """`statement` (selecting from target) outer-joined to its source file, if any."""
     return statement.outerjoin(SourceFile, Target.source_file_id == SourceFile.id)
+
+
+def target_name(item: str | None, repo: str | None, path: str | None, start: int, end: int
+                ) -> str:
+    """How a target is named to people (align's predictions.csv, a labels file): a pairs item
+    by its id, a file's comment as `repo/path:start-end` (its character span)."""
+    if path is None:
+        return item
+    return f"{'/'.join(p for p in (repo, path) if p)}:{start}-{end}"

@@ -1,7 +1,9 @@
-"""Importing judge results written elsewhere: the study's `judge_results.json` layout.
+"""Importing judge results written elsewhere: the study's `judge_results.json` layout, or
+(`--format labels`, `judges.labels`) a file of labels from anywhere.
 
     python -m judges.importer FILE|FOLDER... [--model M] [--strategy S] [--lang L]
         [--prompt-lang L] [--dataset release] [--taxonomy-variant variant-gr6] [--check] [--db URL]
+    python -m judges.importer --format labels FILE --model JUDGE ...   (see judges.labels)
     nlce judges import ...
 
 A file is a JSON list of instances, one per target: `metadata` (`file_id`, `language`),
@@ -44,6 +46,7 @@ from db.importer import ImportFailed, Problems, RecordWriter
 from db.importer.errors import Reject
 from db.importer.project import write_all
 from db.models import JUDGE_STRATEGIES
+from judges import labels
 from judges.i18n import PROMPT_LANGUAGES
 from judges.parse import merge_cluster_verdicts, parse_response
 from judges.prompts import prediction_ids
@@ -375,9 +378,18 @@ def import_study(session, paths, args, problems: Problems) -> tuple[RecordWriter
     return writer, done
 
 
+FORMATS = ("study", "labels")
+
+
 def main(argv: list[str] | None = None) -> int:
+    chosen, rest = _format_parser().parse_known_args(argv)
+    if chosen.format == "labels":  # one file of labels from anywhere: judges.labels
+        return labels.main(rest)
     p = argparse.ArgumentParser(prog="python -m judges.importer", description=__doc__.split("\n\n")[0])
     p.add_argument("paths", nargs="+", metavar="FILE|FOLDER")
+    p.add_argument("--format", choices=FORMATS, default="study", help="study (default): the "
+                   "study's judge_results.json layout; labels: a CSV/TSV/JSONL of item, model, "
+                   "label (`--format labels --help`)")
     p.add_argument("--model", help="the judge model (default: from the study's folder name)")
     p.add_argument("--strategy", choices=JUDGE_STRATEGIES, help="default: from the folder name")
     p.add_argument("--lang", help="language of the targets (default: each instance's metadata)")
@@ -423,6 +435,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{'they would be' if args.check else 'they are'} stored as the judge gave them: see "
           "`python -m judges.report` and each response's error", file=sys.stderr)
     return EXIT_OK if args.check else EXIT_NOTHING_DONE
+
+
+def _format_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--format", choices=FORMATS, default="study")
+    return p
 
 
 def check_url(url: str) -> str:

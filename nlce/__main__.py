@@ -23,7 +23,7 @@ COMMANDS: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {
     ("metrics", "align"): ("align.__main__", (), "the old name of `nlce align`"),
     ("judges", "run"): ("judges.run", (), "run an LLM judge over targets"),
     ("judges", "report"): ("judges.report", (), "report judge runs against the humans"),
-    ("judges", "import"): ("judges.importer", (), "import judge results (the study's layout)"),
+    ("judges", "import"): ("judges.importer", (), "import judge results (study layout, labels)"),
     ("judges", "serve"): ("judges.serve", (), "serve a packaged GGUF judge on this machine"),
     ("judges", "jury"): ("judges.jury", (), "combine judge runs into a jury (majority or median)"),
 }
