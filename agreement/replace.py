@@ -30,7 +30,8 @@ def replace_tables(annotations: pd.DataFrame, verdicts: pd.DataFrame | None,
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(replace.csv, replace_annotators.csv) for every judge key in `verdicts`; `annotations`:
     the finished labels (generation_id, annotator, accuracy) of the aligned datasets;
-    `language_of`: generation id -> language."""
+    `language_of`: generation id -> language (per language only where there are several: one
+    would repeat "all")."""
     if verdicts is None or verdicts.empty or annotations.empty:
         return (pd.DataFrame(columns=REPLACE_COLUMNS), pd.DataFrame(columns=ANNOTATOR_COLUMNS))
     labels = annotations[annotations.generation_id.isin(list(language_of))]
@@ -41,8 +42,9 @@ def replace_tables(annotations: pd.DataFrame, verdicts: pd.DataFrame | None,
           np.searchsorted(items, labels.generation_id.to_numpy())] = encode_labels(
         labels.accuracy.to_numpy(), ACCURACY_LABELS)
     language = np.array([language_of[g] for g in items], dtype=object)
+    languages = sorted(set(language))
     slices = [("all", "all", np.ones(len(items), dtype=bool))] + [
-        ("language", value, language == value) for value in sorted(set(language))]
+        ("language", value, language == value) for value in languages if len(languages) > 1]
     usable = verdicts[(verdicts.status == OK) & verdicts.accuracy.notna()]
     rows, per_annotator = [], []
     for key, judged in usable.groupby("key", sort=True):

@@ -107,25 +107,35 @@ def _worth_lines(summary: Summary) -> list[str]:
     lines = ["what a judge or metric adds to the labels (mean score, all items):"]
     for r in worth.sort_values("effective_labels", ascending=False).itertuples():
         effective = ("–" if pd.isna(r.effective_labels) else f"{r.effective_labels:,.0f}")
+        verdict = ("" if not r.effective_labels < r.n_labelled else
+                   " (less than the labels alone: its predictions add nothing here, use the "
+                   "labels' interval)")
         lines.append(f"  {_name(r.predictor)}: {r.n_labelled:,} labels + {r.n_unlabelled:,} "
-                     f"predictions are worth about {effective} labels; estimate "
+                     f"predictions are worth about {effective} labels{verdict}; estimate "
                      f"{_number(r.estimate)} ({_interval(r.ci_low, r.ci_high)}) vs "
                      f"{_number(r.classical_estimate)} "
                      f"({_interval(r.classical_low, r.classical_high)}) from the labels alone")
     return lines
 
 
-RANKING_TITLE = ("which model writes the best comments (human labels; mean score: correct 1, "
-                 "partial 0.5, incorrect 0; 95% intervals; best first; models sharing a letter "
-                 "are not told apart, Holm alpha {alpha}; quality.csv)")
+RANKING_TITLE = ("which model writes the best comments (human labels; #rank, mean score: correct "
+                 "1, partial 0.5, incorrect 0, 95% interval; within a column, models sharing a "
+                 "letter are not told apart, Holm alpha {alpha}; quality.csv)")
 
 
-def ranking_cells(summary: Summary) -> list[tuple[str, list[str]]]:
-    """(group, one cell per model best first: 'name\nmean (low-high) letters') for a table."""
-    return [(str(group), [f"{_name(r.model)}\n{_number(r.mean_score)} "
-                          f"({_interval(r.mean_score_low, r.mean_score_high)}) {r.letters}"
-                          for r in rows.itertuples()])
-            for group, rows in summary.ranking.groupby("group", sort=False)]
+def ranking_grid(summary: Summary) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """(groups, rows): a row per model, in the order of the first group ("all"), and per group
+    a cell '#rank mean (low-high) letters' ('' where the model has no label there)."""
+    ranking = summary.ranking
+    groups = list(dict.fromkeys(ranking.group))
+    cell = {}
+    for group, rows in ranking.groupby("group", sort=False):
+        for rank, r in enumerate(rows.itertuples(), 1):
+            cell[(group, r.model)] = (f"#{rank} {_number(r.mean_score)} "
+                                      f"({_interval(r.mean_score_low, r.mean_score_high)}) "
+                                      f"{r.letters}")
+    models = list(dict.fromkeys(ranking.model))
+    return groups, [(_name(m), [cell.get((g, m), "") for g in groups]) for m in models]
 
 
 def answer_lines(report: AlignReport, summary: Summary | None = None) -> list[str]:
@@ -177,5 +187,5 @@ def answers_html(report: AlignReport, figure: str = "") -> str:
     return "\n".join(parts)
 
 
-__all__ = ["RANKING_TITLE", "Summary", "answer_lines", "answers_html", "ranking_cells",
+__all__ = ["RANKING_TITLE", "Summary", "answer_lines", "answers_html", "ranking_grid",
            "summarise"]

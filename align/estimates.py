@@ -137,36 +137,42 @@ def _why_none(human: np.ndarray) -> str:
     return ""
 
 
-def _numbers(result: MeanEstimate, i: int) -> dict:
-    return {"estimate": float(result.estimate[i]), "ci_low": float(result.ci_low[i]),
-            "ci_high": float(result.ci_high[i]),
-            "classical_estimate": float(result.classical_estimate[i]),
-            "classical_low": float(result.classical_low[i]),
-            "classical_high": float(result.classical_high[i]), "lambda": float(result.lam[i]),
+def _numbers(result: MeanEstimate, i: int, bounds: tuple[float, float] = (0.0, 1.0)) -> dict:
+    """One estimand's numbers, estimates and intervals clipped to its range (`bounds`: a share
+    or mean score lies in [0, 1], a difference of two in [-1, 1]; normal intervals can leave
+    it, the estimand cannot)."""
+    def clip(values) -> float:
+        return float(np.clip(values[i], *bounds))
+    return {"estimate": clip(result.estimate), "ci_low": clip(result.ci_low),
+            "ci_high": clip(result.ci_high), "classical_estimate": clip(result.classical_estimate),
+            "classical_low": clip(result.classical_low),
+            "classical_high": clip(result.classical_high), "lambda": float(result.lam[i]),
             "effective_labels": float(result.effective_labels[i])}
 
 
-def slice_totals(generations: pd.DataFrame) -> dict[tuple[str, str], tuple[int, int]]:
+def slice_totals(generations: pd.DataFrame, slices=QUALITY_SLICES
+                 ) -> dict[tuple[str, str], tuple[int, int]]:
     """(slice, value) -> (labelled, unlabelled) generations of the aligned datasets
     (`generations` with a `human` code column), to count what a predictor leaves out."""
     return {(name, value): (int((part.human >= 0).sum()), int((part.human < 0).sum()))
-            for name, value, part in quality_slices(generations, QUALITY_SLICES)}
+            for name, value, part in quality_slices(generations, slices)}
 
 
-def estimate_rows(prediction: Predictions, totals: dict) -> list[dict]:
+def estimate_rows(prediction: Predictions, totals: dict, slices=QUALITY_SLICES) -> list[dict]:
     """estimates.csv's rows of one predictor: every slice where it reaches an unlabelled
     generation."""
     rows = []
     what = "ok verdict" if prediction.kind == "judge" else "score"
     name = ("PPI++ (power-tuned, lambda in [0, 1])" if prediction.kind == "judge"
             else f"cross-PPI ({prediction.note})")
-    for slice_name, value, part in quality_slices(prediction.frame, QUALITY_SLICES):
+    for slice_name, value, part in quality_slices(prediction.frame, slices):
         labelled = part.human.to_numpy() >= 0
         n_labelled, n_unlabelled = int(labelled.sum()), int((~labelled).sum())
         if n_unlabelled == 0:
             continue
         total = totals.get((slice_name, value), (n_labelled, n_unlabelled))
-        method = f"{name}; normal 95% interval; classical: the human labels alone, normal 95%"
+        method = (f"{name}; normal 95% interval; classical: the human labels alone, normal 95%; "
+                  f"clipped to [0, 1]")
         if total != (n_labelled, n_unlabelled):
             method += (f"; left out (no {what}): {total[0] - n_labelled} labelled, "
                        f"{total[1] - n_unlabelled} unlabelled generation(s)")
@@ -193,7 +199,7 @@ def estimate_rows(prediction: Predictions, totals: dict) -> list[dict]:
     return rows
 
 
-def difference_rows(prediction: Predictions) -> list[dict]:
+def difference_rows(prediction: Predictions, slices=QUALITY_SLICES) -> list[dict]:
     """estimate_tests.csv's rows of one judge (see the module); Holm within a slice and judge."""
     if prediction.by_fold is not None or prediction.frame.empty:
         return []
@@ -201,29 +207,33 @@ def difference_rows(prediction: Predictions) -> list[dict]:
         predicted=prediction.frame.code / TOP,
         truth=np.where(prediction.frame.human >= 0, prediction.frame.human / TOP, np.nan))
     out = []
-    for slice_name, value, part in quality_slices(frame, ("all", "language")):
-        predicted = part.pivot_table(index="target_id", columns="model", values="predicted",
-                                     aggfunc="first")
-        truth = part.pivot_table(index="target_id", columns="model", values="truth",
-                                 aggfunc="first", dropna=False).reindex_like(predicted)
-        models = list(predicted.columns)
-        pairs = [row for i, a in enumerate(models) for b in models[i + 1:]
-                 if (row := _difference(prediction.predictor, a, b, predicted, truth))]
+    for slice_name, value, part in quality_slices(frame, [s for s in ("all", "language")
+                                                          if s in tuple(slices)]):
+        # one row per target, a column per model (a target has one generation per model)
+        table = part.drop_duplicates(["target_id", "model"]).set_index(
+            ["target_id", "model"])[["predicted", "truth"]].unstack("model")
+        models = [str(m) for m in table["predicted"].columns]
+        predicted = table["predicted"].to_numpy(float)
+        truth = table["truth"].to_numpy(float)
+        pairs = [row for i, a in enumerate(models) for j in range(i + 1, len(models))
+                 if (row := _difference(prediction.predictor, a, models[j], predicted[:, i],
+                                        predicted[:, j], truth[:, i], truth[:, j]))]
         adjusted = holm([p["p_value"] for p in pairs]) if pairs else []
         out.extend({"slice": slice_name, "slice_value": value, **p, "p_holm": float(h)}
                    for p, h in zip(pairs, adjusted))
     return out
 
 
-def _difference(predictor: str, a: str, b: str, predicted: pd.DataFrame,
-                truth: pd.DataFrame) -> dict | None:
-    both = predicted[[a, b]].notna().all(axis=1).to_numpy()
-    labelled = both & truth[[a, b]].notna().all(axis=1).to_numpy()
+def _difference(predictor: str, a: str, b: str, predicted_a: np.ndarray,
+                predicted_b: np.ndarray, truth_a: np.ndarray, truth_b: np.ndarray
+                ) -> dict | None:
+    """One pair's row: per target (arrays over the slice's targets, nan where missing)."""
+    both = ~np.isnan(predicted_a) & ~np.isnan(predicted_b)
+    labelled = both & ~np.isnan(truth_a) & ~np.isnan(truth_b)
     unlabelled = both & ~labelled
     if not unlabelled.any():
         return None
-    d_hat = (predicted[b] - predicted[a]).to_numpy()
-    d = (truth[b] - truth[a]).to_numpy()
+    d_hat, d = predicted_b - predicted_a, truth_b - truth_a
     base = {"comparison": "model", "predictor": predictor, "estimand": "mean_score",
             "n_labelled": int(labelled.sum()), "n_unlabelled": int(unlabelled.sum())}
     why = _why_none(d[labelled])
@@ -231,7 +241,7 @@ def _difference(predictor: str, a: str, b: str, predicted: pd.DataFrame,
         return {**base, "a": a, "b": b, "p_value": math.nan,
                 "method": f"no estimate: {why} (targets with both models labelled)"}
     result = ppi_mean(d[labelled], d_hat[labelled], d_hat[unlabelled], CONFIDENCE)
-    numbers = _numbers(result, 0)
+    numbers = _numbers(result, 0, (-1.0, 1.0))
     if numbers["estimate"] < 0:  # the better model second, as in quality_tests.csv
         a, b = b, a
         for centre, low, high in (("estimate", "ci_low", "ci_high"),
@@ -241,7 +251,8 @@ def _difference(predictor: str, a: str, b: str, predicted: pd.DataFrame,
     return {**base, "a": a, "b": b, **numbers, "p_value": float(two_sided_p(result)[0]),
             "method": "PPI++ on the per-target differences in mean score (targets both "
                       "models' generations have ok verdicts for; labelled where both have a "
-                      "human label), normal 95% interval, two-sided normal p"}
+                      "human label), normal 95% interval (clipped to [-1, 1]), two-sided "
+                      "normal p"}
 
 
 __all__ = ["CONFIDENCE", "ESTIMANDS", "ESTIMATE_COLUMNS", "ESTIMATE_TEST_COLUMNS", "FOLDS",

@@ -66,9 +66,16 @@ def quality_frame(labels: pd.DataFrame, generations: pd.DataFrame) -> pd.DataFra
     return frame.assign(score=label_scores(frame.label.to_numpy()) if len(frame) else 0.0)
 
 
+def slices_for(languages: int) -> tuple[str, ...]:
+    """The slices worth computing: with one language, the language slice would repeat "all"
+    and the language x model cells the models."""
+    return QUALITY_SLICES if languages > 1 else ("all", "model")
+
+
 def quality_slices(frame: pd.DataFrame, slices: Iterable[str] = QUALITY_SLICES
                    ) -> Iterable[tuple[str, str, pd.DataFrame]]:
-    """(slice, value, rows) for all, each language, each model and each language x model."""
+    """(slice, value, rows) for all, each language, each model and each language x model (those
+    of them in `slices`)."""
     for name in slices:
         if name == "all":
             yield "all", "all", frame
@@ -80,10 +87,11 @@ def quality_slices(frame: pd.DataFrame, slices: Iterable[str] = QUALITY_SLICES
                 yield name, str(value), rows
 
 
-def quality_table(frame: pd.DataFrame, policy: str) -> pd.DataFrame:
+def quality_table(frame: pd.DataFrame, policy: str, slices: Iterable[str] = QUALITY_SLICES
+                  ) -> pd.DataFrame:
     """quality.csv: see the module."""
     rows = []
-    for slice_name, value, part in quality_slices(frame):
+    for slice_name, value, part in quality_slices(frame, slices):
         counts = part.label.value_counts()
         rows.append({"slice": slice_name, "slice_value": value, "n": len(part),
                      **{f"n_{label}": int(counts.get(label, 0)) for label in ACCURACY_LABELS},
@@ -114,16 +122,19 @@ def _quality_method(n: int, variance: float) -> str:
                      "end")
 
 
-def quality_tests(frame: pd.DataFrame, resamples: int, seed: int = 0) -> pd.DataFrame:
+def quality_tests(frame: pd.DataFrame, resamples: int, seed: int = 0,
+                  slices: Iterable[str] = QUALITY_SLICES) -> pd.DataFrame:
     """quality_tests.csv: see the module; `resamples` permutations and bootstrap resamples."""
     rows: list[dict] = []
-    for slice_name, value, part in quality_slices(frame, ("all", "language")):
+    slices = tuple(slices)
+    for slice_name, value, part in quality_slices(frame, [s for s in ("all", "language")
+                                                          if s in slices]):
         by_target = part.pivot_table(index="target_id", columns="model", values="score",
                                      aggfunc="first")
         pairs = [_paired(slice_name, value, by_target, a, b, resamples, seed)
                  for i, a in enumerate(by_target.columns) for b in by_target.columns[i + 1:]]
         rows.extend(_with_holm(pairs))
-    for model, part in frame.groupby("model", sort=True):
+    for model, part in frame.groupby("model", sort=True) if "language" in slices else ():
         groups = {str(language): rows.score.to_numpy(float)
                   for language, rows in part.groupby("language", sort=True)}
         names = sorted(groups)
@@ -216,7 +227,8 @@ def ranked_models(quality: pd.DataFrame, tests: pd.DataFrame, alpha: float = 0.0
     return pd.DataFrame(out, columns=columns)
 
 
-def code_shares(frame: pd.DataFrame, policy: str) -> pd.DataFrame:
+def code_shares(frame: pd.DataFrame, policy: str, slices: Iterable[str] = QUALITY_SLICES
+                ) -> pd.DataFrame:
     """code_shares.csv: see the module (every code of the taxonomy, and older codes found)."""
     from taxonomy import TaxonomyError, default_taxonomy
 
@@ -227,7 +239,8 @@ def code_shares(frame: pd.DataFrame, policy: str) -> pd.DataFrame:
     counted = [taxonomy.counted_codes(codes) for codes in frame.codes] if len(frame) else []
     frame = frame.assign(counted=counted)
     rows = []
-    for slice_name, value, part in quality_slices(frame, ("all", "language")):
+    for slice_name, value, part in quality_slices(frame, [s for s in ("all", "language")
+                                                          if s in tuple(slices)]):
         hits: dict[str, int] = {}
         for codes in part.counted:
             for code in codes:
@@ -252,4 +265,4 @@ def code_shares(frame: pd.DataFrame, policy: str) -> pd.DataFrame:
 
 __all__ = ["CODE_SHARE_COLUMNS", "QUALITY_COLUMNS", "QUALITY_SLICES", "QUALITY_TEST_COLUMNS",
            "cell_name", "code_shares", "quality_frame", "quality_slices", "quality_table",
-           "quality_tests", "ranked_models"]
+           "quality_tests", "ranked_models", "slices_for"]

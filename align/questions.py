@@ -24,7 +24,7 @@ from align.estimates import (
     metric_predictions,
     slice_totals,
 )
-from align.quality import code_shares, quality_frame, quality_table, quality_tests
+from align.quality import code_shares, quality_frame, quality_table, quality_tests, slices_for
 from taxonomy import ACCURACY_LABELS
 
 
@@ -66,6 +66,7 @@ def answer_questions(labels: pd.DataFrame, annotations: pd.DataFrame | None,
     thresholds align fits (`align.estimates.metric_predictions`)."""
     notes: list[str] = []
     generations = generations.dropna(subset=["model", "language"])
+    slices = slices_for(generations.language.nunique())
     labelled = quality_frame(labels, generations)
     code_of = dict(zip(labelled.generation_id, encode_labels(labelled.label.to_numpy(),
                                                              ACCURACY_LABELS)))
@@ -77,16 +78,16 @@ def answer_questions(labels: pd.DataFrame, annotations: pd.DataFrame | None,
         predictions += judge_predictions(kept, everything)
     if len(scores):
         predictions += metric_predictions(scores, everything, fit, seed)
-    totals = slice_totals(everything)
+    totals = slice_totals(everything, slices)
     estimates, tests = [], []
     for prediction in predictions:
-        rows = estimate_rows(prediction, totals)
+        rows = estimate_rows(prediction, totals, slices)
         if not rows and prediction.kind == "judge" and len(prediction.frame):
             notes.append(f"estimates: {prediction.predictor} judged no generation without a "
                          f"human label, so it adds nothing to them (judge-assisted estimates "
                          f"need unlabelled generations)")
         estimates += rows
-        tests += difference_rows(prediction)
+        tests += difference_rows(prediction, slices)
     if not estimates:
         unlabelled = int((everything.human < 0).sum())
         notes.append("estimates: no judge or metric reaches a generation without a human label "
@@ -102,9 +103,9 @@ def answer_questions(labels: pd.DataFrame, annotations: pd.DataFrame | None,
     elif annotations is None or annotations.annotator.nunique() < 2:
         notes.append("replace: the alternative annotator test needs 2 or more annotators")
     return StudyAnswers(
-        quality=quality_table(labelled, policy),
-        quality_tests=quality_tests(labelled, resamples, seed),
-        code_shares=code_shares(labelled, policy),
+        quality=quality_table(labelled, policy, slices),
+        quality_tests=quality_tests(labelled, resamples, seed, slices),
+        code_shares=code_shares(labelled, policy, slices),
         estimates=pd.DataFrame(estimates, columns=ESTIMATE_COLUMNS),
         estimate_tests=pd.DataFrame(tests, columns=ESTIMATE_TEST_COLUMNS),
         replace=replace, replace_annotators=per_annotator, notes=notes)

@@ -66,17 +66,18 @@ def print_answers(report: AlignReport, console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from align.answers import RANKING_TITLE, answer_lines, ranking_cells, summarise
+    from align.answers import RANKING_TITLE, answer_lines, ranking_grid, summarise
 
     summary = summarise(report)
-    cells = ranking_cells(summary)
-    if cells:
-        table = Table(title=RANKING_TITLE.format(alpha=summary.alpha), title_justify="left")
-        table.add_column("over")
-        for rank in range(1, max(len(c) for _, c in cells) + 1):
-            table.add_column(f"{rank}.", overflow="fold")
-        for group, row in cells:
-            table.add_row(escape(group), *(escape(c) for c in row))
+    groups, rows = ranking_grid(summary)
+    if rows:
+        console.print(escape(RANKING_TITLE.format(alpha=summary.alpha)))
+        table = Table()
+        table.add_column("model")
+        for group in groups:
+            table.add_column(escape(group), no_wrap=True)
+        for model, cells in rows:
+            table.add_row(escape(model), *(escape(c) for c in cells))
         console.print(table)
     for line in answer_lines(report, summary):
         console.print(escape(line))

@@ -5,6 +5,10 @@ import -> score -> align.
 
     python bench/mqm_pairs.py mqm_ted_zhen.tsv --lang en --out ted_zhen.pairs.jsonl
 
+`--label-share 0.1` keeps the label of a random tenth of the pairs (`--seed`) and writes the
+others unlabelled: a study that labelled a sample, whose full labels are known (docs/align.md's
+worked example of judge- and metric-assisted estimates).
+
 The reference is the `ref` system's translation of the segment (`--reference-system`); every
 other system's translation is a prediction. Its MQM score is the mean over its raters of the
 error weights (Major 5, Minor 1, Minor Fluency/Punctuation 0.1, Non-translation 25, Neutral or
@@ -68,8 +72,22 @@ def main(argv=None) -> int:
     parser.add_argument("--reference-system", default="ref")
     parser.add_argument("--partial-max", type=float, default=5.0)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--label-share", type=float, default=1.0, metavar="SHARE",
+                        help="keep the labels of this random share of the pairs (default 1: all)")
+    parser.add_argument("--seed", type=int, default=0, help="of --label-share's draw")
     args = parser.parse_args(argv)
+    if not 0 < args.label_share <= 1:
+        print(f"--label-share must be above 0 and at most 1, not {args.label_share}",
+              file=sys.stderr)
+        return 2
     rows = convert(args.table, args.lang, args.reference_system, args.partial_max)
+    if args.label_share < 1:
+        import random
+
+        draw = random.Random(args.seed)
+        for row in rows:
+            if draw.random() >= args.label_share:
+                row["label"] = ""
     if not rows:
         print(f"{args.table}: no segment has a {args.reference_system!r} translation", file=sys.stderr)
         return 1
@@ -77,7 +95,7 @@ def main(argv=None) -> int:
         handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     counts = defaultdict(int)
     for row in rows:
-        counts[row["label"]] += 1
+        counts[row["label"] or "unlabelled"] += 1
     print(f"{len(rows)} pairs ({dict(counts)}) -> {args.out}")
     return 0
 

@@ -1,7 +1,7 @@
 """agreement.alt_test against the procedure of Calderon, Reichart & Dror (2025) written out item
-by item, annotator by annotator (dicts, scipy's one-sample t-test and scipy's
-Benjamini-Yekutieli), on data shaped like the authors' (several annotators with gaps, labels
-from a noisy gold label, ties), for both scorings."""
+by item, annotator by annotator (testing.alt_test_reference: dicts, scipy's one-sample t-test
+and scipy's Benjamini-Yekutieli), on data shaped like the authors' (several annotators with
+gaps, labels from a noisy gold label, ties), for both scorings."""
 from __future__ import annotations
 
 import doctest
@@ -12,50 +12,11 @@ import scipy.stats
 
 import agreement.alt_test as alt_test_module
 from agreement.alt_test import alt_test, benjamini_yekutieli
+from testing.alt_test_reference import reference_alt_test
 
 
 def test_doctests():
     assert doctest.testmod(alt_test_module).failed == 0
-
-
-def _reference(humans: dict, judge: dict, scoring: str, epsilon: float, q: float = 0.05):
-    """The test as the paper describes it, one item and one annotator at a time."""
-    if scoring == "accuracy":
-        def score(prediction, others):
-            return float(np.mean([prediction == o for o in others]))
-    else:
-        def score(prediction, others):
-            return -float(np.sqrt(np.mean([(prediction - o) ** 2 for o in others])))
-    raters_of: dict = {}
-    for name, labels in humans.items():
-        for item in labels:
-            raters_of.setdefault(item, []).append(name)
-    kept = {i for i, r in raters_of.items() if len(r) >= 2 and i in judge}
-    p_values, advantages = [], []
-    for name, labels in humans.items():
-        items = [i for i in labels if i in kept]
-        if len(items) < 30:
-            continue
-        w_judge, w_human = [], []
-        for item in items:
-            others = [humans[o][item] for o in raters_of[item] if o != name]
-            s_human, s_judge = score(labels[item], others), score(judge[item], others)
-            w_judge.append(s_judge >= s_human)
-            w_human.append(s_human >= s_judge)
-        d = np.array(w_human, float) - np.array(w_judge, float)
-        with np.errstate(all="ignore"):
-            p_values.append(scipy.stats.ttest_1samp(d, epsilon, alternative="less").pvalue)
-        advantages.append(np.mean(w_judge))
-    if not p_values:
-        return None
-    p = np.array(p_values, float)
-    defined = ~np.isnan(p)
-    adjusted = np.full(p.shape, np.nan)
-    # scipy's BY-adjusted p-values count the nan ones in m as the authors' loop does
-    adjusted[defined] = scipy.stats.false_discovery_control(
-        np.concatenate([p[defined], np.ones((~defined).sum())]), method="by")[:defined.sum()]
-    wins = np.nan_to_num(adjusted, nan=2) <= q
-    return wins.sum() / len(p), float(np.mean(advantages)), p
 
 
 def _shaped_like_theirs(rng, n_items: int, n_annotators: int, categories: int, noise_human: float,
@@ -91,7 +52,7 @@ def test_winning_rate_and_advantage_equal_the_authors_procedure(scoring, seed):
         categories=int(rng.integers(2, 6)), noise_human=float(rng.uniform(0.1, 0.5)),
         noise_judge=float(rng.uniform(0.05, 0.6)), coverage=float(rng.uniform(0.3, 1.0)))
     epsilon = [0.1, 0.15, 0.2][seed % 3]
-    expected = _reference(*_as_dicts(human, judge), scoring, epsilon)
+    expected = reference_alt_test(*_as_dicts(human, judge), scoring, epsilon)
     result = alt_test(human, judge, [f"h{a}" for a in range(len(human))], scoring, epsilon)
     if expected is None:
         assert not result.tested.any() and np.isnan(result.winning_rate)

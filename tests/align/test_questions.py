@@ -272,3 +272,22 @@ def test_short_data_give_rows_that_say_why(tmp_path):
     assert judge.method.str.contains("no generation here has both a human label").all()
     assert answers.replace.method.str.contains("1 annotator(s) labelled these items", regex=False).all()
     assert any("2 or more annotators" in note for note in answers.notes)
+
+
+def test_one_language_is_not_repeated_as_a_slice_of_its_own():
+    from align.questions import answer_questions
+
+    generations = pd.DataFrame({"generation_id": range(8), "target_id": [0, 0, 1, 1, 2, 2, 3, 3],
+                                "model": ["m", "n"] * 4, "language": "de"})
+    labels = pd.DataFrame({"generation_id": range(6), "codes": [frozenset()] * 6,
+                           "label": ["correct", "partial", "correct", "incorrect", "correct",
+                                     "correct"]})
+    verdicts = pd.DataFrame({"key": "j", "generation_id": range(8), "status": "ok",
+                             "accuracy": ["correct", "partial", "correct", "incorrect"] * 2})
+    answers = answer_questions(labels, None, generations, verdicts, pd.DataFrame(), None,
+                               policy="auto", resamples=100, seed=0, alt_scoring="accuracy",
+                               alt_epsilon=0.2)
+    for table in (answers.quality, answers.quality_tests, answers.code_shares, answers.estimates):
+        assert set(table.slice) <= {"all", "model"}, table.slice.unique()
+    assert set(answers.quality.slice) == {"all", "model"}
+    assert set(answers.estimates.slice) == {"all", "model"}

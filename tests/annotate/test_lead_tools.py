@@ -4,7 +4,7 @@ imported expert labels kept apart from the team's raters, the Team page's median
 annotator and language, and a review reason that stays with its label."""
 from __future__ import annotations
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
 from annotate import service
@@ -173,3 +173,71 @@ def test_assign_says_which_items_are_short_of_annotators(app_db, ids):
     assert [(s.language, set(s.items), s.wanted, s.speakers) for s in done.short] == [
         ("zh", zh, 2, 1)]
     assert "only 1 of the chosen annotators speak zh" in done.short[0].sentence()
+
+
+def test_the_agreement_page_says_which_judges_pass_the_alternative_annotator_test(
+        tmp_path, monkeypatch):
+    """Three annotators label 40 Dutch and 40 Chinese generations with overlaps; a careful judge
+    (right on every item but a few) and a careless one: the page's table is replace.csv's, per
+    judge over all items and per language, with the reason where a language falls short."""
+    import numpy as np
+    import pandas as pd
+
+    from agreement.judges import load_verdicts
+    from agreement.replace import replace_tables
+    from db.models import Generation, JudgeRun, JudgeVerdict
+    from testing.synthetic import add_synthetic_corpus
+
+    url = f"sqlite:///{tmp_path / 'alt.db'}"
+    monkeypatch.setenv("NLCE_DATABASE_URL", url)
+    rng = np.random.default_rng(3)
+    labels = ("incorrect", "partial", "correct")
+    with Session(get_engine(url)) as session:
+        add_synthetic_corpus(session, targets_per_language=20, languages=("nl", "zh"),
+                             models=("model-a", "model-b"))
+        people = {name: service.create_annotator(session, username=name, password=PASSWORD,
+                                                 languages=["nl", "zh"], acting=service.OPERATOR)
+                  for name in ("anna", "bas", "cyd")}
+        service.create_annotator(session, username="lead", password=PASSWORD,
+                                 languages=["nl", "zh"], role="lead", acting=service.OPERATOR)
+        service.assign(session, annotator_ids=[p.id for p in people.values()], per_item=3,
+                       acting=service.OPERATOR)
+        careful = JudgeRun(signature="careful", model="careful", strategy="standard",
+                           prompt_language="en", prompt_version="v1")
+        careless = JudgeRun(signature="careless", model="careless", strategy="standard",
+                            prompt_language="en", prompt_version="v1")
+        session.add_all([careful, careless])
+        session.flush()
+        for generation in session.exec(select(Generation).order_by(Generation.id)).all():
+            truth = labels[int(rng.integers(3))]
+            for name, person in people.items():
+                # cyd labels only the Dutch items: too few to be tested in Chinese
+                if name != "cyd" or generation.id % 2 == 0:
+                    said = truth if rng.random() < 0.8 else labels[int(rng.integers(3))]
+                    _label(session, generation.id, person.id, said)
+            session.add(JudgeVerdict(run_id=careful.id, generation_id=generation.id,
+                                     status="ok", accuracy=truth))
+            session.add(JudgeVerdict(run_id=careless.id, generation_id=generation.id,
+                                     status="ok", accuracy=labels[int(rng.integers(3))]))
+        session.commit()
+        everyone = service.finished_labels(session, acting=service.OPERATOR)
+    expected, _ = replace_tables(
+        pd.DataFrame([(r.generation_id, r.annotator, r.accuracy) for r in everyone],
+                      columns=["generation_id", "annotator", "accuracy"]),
+        load_verdicts(url), {r.generation_id: r.language for r in everyone})
+    at = _signed_in("lead")
+    at.switch_page("views/agreement.py").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[-1].value.set_index("judge")  # the last table on the page
+    assert list(table.columns) == ["all", "nl", "zh"]
+    for row in expected.itertuples():
+        cell = table.loc[row.judge, row.slice_value]
+        if pd.isna(row.winning_rate):
+            assert cell.startswith("– ") and "no annotator has 30" in cell, cell
+        else:
+            assert cell == (f"{'passes' if row.passed else 'fails'} (omega "
+                            f"{row.winning_rate:.2f}, rho {row.advantage_probability:.2f})")
+    assert table.loc["careful[standard,en,v1]", "all"].startswith("passes")
+    assert table.loc["careless[standard,en,v1]", "all"].startswith("fails")
+    get_engine(url).dispose()
+    get_engine.cache_clear()
