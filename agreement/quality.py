@@ -10,9 +10,11 @@ Pure numpy, vectorised over rows (every cell of a table at once) or over resampl
 - `mean_score_interval`: Student's t interval of a mean score, clipped to [0, 1], and where
   every label is the same (no spread to go by) the bounds the Wilson interval of its share allows;
 - `sign_flip_test` (paired) and `permutation_test` (unpaired): two-sided permutation p-values of a
-  difference in means, as `scipy.stats.permutation_test` computes them (exact when every
-  permutation fits in `resamples`, else random ones with the (count + 1) / (resamples + 1) rule),
-  with a percentile bootstrap interval of the difference;
+  difference in means, as `scipy.stats.permutation_test` defines them (twice the smaller tail).
+  For label scores the permutation distribution is computed exactly (binomial and
+  hypergeometric counts: no sampling floor, so Holm over a hundred pairs still finds what is
+  there); other values are enumerated where every permutation fits in `resamples`, else sampled
+  with the (count + 1) / (resamples + 1) rule. With a percentile bootstrap interval;
 - `compact_letters`: the compact letter display of which means differ significantly.
 """
 from __future__ import annotations
@@ -91,8 +93,8 @@ class Difference:
     ci_low: float
     ci_high: float
     p_value: float
-    resamples: int  # permutations made (every one when `exact`)
-    exact: bool
+    resamples: int  # resamples of the interval, and permutations made where not exact
+    exact: bool  # the p-value is the permutation distribution's own, not a sample of it
 
 
 def _two_sided(null: np.ndarray, observed: float, made: int, exact: bool) -> float:
@@ -118,18 +120,79 @@ def _bootstrap_interval(statistic, sizes: tuple[int, ...], resamples: int, seed:
     return percentile_interval(np.concatenate(values), confidence)
 
 
+def _half_points(values: np.ndarray) -> np.ndarray | None:
+    """`values` in half-points (0, 0.5, 1, ... -> 0, 1, 2, ...) as integers, or None where they
+    are not all on that grid (label scores always are)."""
+    halves = np.round(2 * values)
+    return halves.astype(np.int64) if np.allclose(2 * values, halves, rtol=0, atol=1e-9) \
+        else None
+
+
+def _sign_flip_tails(halves: np.ndarray) -> tuple[float, float]:
+    """P(S <= observed), P(S >= observed) under random signs, exactly, for differences of label
+    scores in half-points (magnitudes 0, 1 and 2): S = (2 K1 - c1) + 2 (2 K2 - c2) with K1, K2
+    binomial(c, 1/2) over the differences of magnitude 1 and 2."""
+    from scipy.stats import binom
+
+    magnitude = np.abs(halves)
+    if magnitude.max(initial=0) > 2:
+        raise ValueError("only differences of label scores (at most 1) are computed exactly")
+    c1, c2 = int((magnitude == 1).sum()), int((magnitude == 2).sum())
+    observed = int(halves.sum())
+    k2 = np.arange(c2 + 1)
+    weight = binom.pmf(k2, c2, 0.5)
+    rest = observed - 2 * (2 * k2 - c2)  # what 2 K1 - c1 must reach, per k2
+    at_least = binom.sf(np.ceil((rest + c1) / 2) - 1, c1, 0.5)  # P(2 K1 - c1 >= rest)
+    at_most = binom.cdf(np.floor((rest + c1) / 2), c1, 0.5)  # P(2 K1 - c1 <= rest)
+    return float(weight @ at_most), float(weight @ at_least)
+
+
+def _split_tails(pooled: np.ndarray, n_b: int, observed: int) -> tuple[float, float]:
+    """P(T <= observed), P(T >= observed) for T the sum of `n_b` values dealt at random from
+    `pooled` (label scores in half-points 0, 1, 2), exactly: multivariate hypergeometric counts,
+    T = K1 + 2 K2."""
+    from scipy.stats import hypergeom
+
+    total = pooled.size
+    c1, c2 = int((pooled == 1).sum()), int((pooled == 2).sum())
+    if pooled.min(initial=0) < 0 or pooled.max(initial=0) > 2:
+        raise ValueError("only label scores (0 to 1) are computed exactly")
+    k2 = np.arange(min(c2, n_b) + 1)
+    weight = hypergeom.pmf(k2, total, c2, n_b)
+    need = observed - 2 * k2  # what K1 must reach given K2 = k2
+    rest, draws = total - c2, n_b - k2
+    possible = weight > 0  # elsewhere the conditional law is undefined (more draws than left)
+    with np.errstate(invalid="ignore"):
+        at_least = np.where(possible, hypergeom.sf(need - 1, rest, c1, draws), 0.0)
+        at_most = np.where(possible, hypergeom.cdf(need, rest, c1, draws), 0.0)
+    return float(weight @ at_most), float(weight @ at_least)
+
+
+def _exact_two_sided(less: float, greater: float) -> float:
+    """scipy.stats.permutation_test's two-sided p: twice the smaller one-sided one, at most 1."""
+    return float(min(1.0, 2 * min(less, greater)))
+
+
 def sign_flip_test(differences, resamples: int = 1000, seed: int = 0,
                    confidence: float = 0.95) -> Difference:
     """Is the mean of paired `differences` (b - a per target) other than 0? The two-sided
-    sign-flip permutation test (each difference's sign flipped with probability 1/2; every one
-    of the 2^n patterns when they fit in `resamples`) and a percentile bootstrap interval of the
-    mean difference (targets resampled). nan p-value and interval below 2 differences."""
+    sign-flip permutation test: each difference's sign flipped with probability 1/2. For label
+    scores (half-points) the permutation distribution is computed exactly, with no sampling
+    floor (two binomials); for other values every one of the 2^n patterns where they fit in
+    `resamples`, else `resamples` random ones. A percentile bootstrap interval of the mean
+    difference (targets resampled). nan p-value and interval below 2 differences."""
     d = np.asarray(differences, dtype=float)
     n = d.size
     delta = float(d.mean()) if n else math.nan
     if n < 2 or resamples < 1:
         return Difference(delta, math.nan, math.nan, math.nan, 0, False)
-    observed = float(d.sum())  # sums of half-points are exact; the mean is the sum over n
+    low, high = _bootstrap_interval(lambda rows: d[rows].mean(axis=1), (n,), resamples, seed,
+                                    confidence)
+    halves = _half_points(d)
+    if halves is not None and np.abs(halves).max() <= 2:
+        return Difference(delta, low, high, _exact_two_sided(*_sign_flip_tails(halves)),
+                          resamples, True)
+    observed = float(d.sum())
     exact = n < 63 and 2 ** n <= resamples
     null = []
     if exact:
@@ -143,28 +206,32 @@ def sign_flip_test(differences, resamples: int = 1000, seed: int = 0,
             signs = rng.random((min(block, resamples - start), n)) < 0.5
             null.append(np.where(signs, -d, d).sum(axis=1))
         made = resamples
-    p = _two_sided(np.concatenate(null), observed, made, exact)
-    low, high = _bootstrap_interval(lambda rows: d[rows].mean(axis=1), (n,), resamples, seed,
-                                    confidence)
-    return Difference(delta, low, high, p, made, exact)
+    return Difference(delta, low, high, _two_sided(np.concatenate(null), observed, made, exact),
+                      made, exact)
 
 
 def permutation_test(a, b, resamples: int = 1000, seed: int = 0,
                      confidence: float = 0.95) -> Difference:
     """Is mean(b) - mean(a) other than 0 for two independent groups? The two-sided permutation
-    test (the pooled values dealt to the groups at random; every split when they fit in
-    `resamples`) and a percentile bootstrap interval (each group resampled on its own). nan
-    p-value and interval when a group is empty."""
+    test: the pooled values dealt to the groups at random. For label scores the permutation
+    distribution is computed exactly (hypergeometric counts); for other values every split
+    where they fit in `resamples`, else `resamples` random ones. A percentile bootstrap interval
+    (each group resampled on its own). nan p-value and interval when a group is empty."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.size == 0 or b.size == 0:
         return Difference(math.nan, math.nan, math.nan, math.nan, 0, False)
     delta = float(b.mean() - a.mean())
     if resamples < 1 or a.size + b.size < 3:
         return Difference(delta, math.nan, math.nan, math.nan, 0, False)
+    low, high = _bootstrap_interval(lambda ia, ib: b[ib].mean(axis=1) - a[ia].mean(axis=1),
+                                    (a.size, b.size), resamples, seed, confidence)
     pooled = np.concatenate([a, b])
     n, n_b = pooled.size, b.size
-    # with the total fixed, b's sum orders the splits as the difference in means does, and sums
-    # of half-points are exact
+    halves = _half_points(pooled)
+    # with the total fixed, b's sum orders the splits as the difference in means does
+    if halves is not None and halves.min() >= 0 and halves.max() <= 2:
+        tails = _split_tails(halves, n_b, int(halves[a.size:].sum()))
+        return Difference(delta, low, high, _exact_two_sided(*tails), resamples, True)
     observed = float(b.sum())
     exact = math.comb(n, n_b) <= resamples
     if exact:
@@ -179,10 +246,7 @@ def permutation_test(a, b, resamples: int = 1000, seed: int = 0,
             dealt = rng.permuted(np.broadcast_to(pooled, (rows, n)), axis=1)
             parts.append(dealt[:, :n_b].sum(axis=1))
         null, made = np.concatenate(parts), resamples
-    p = _two_sided(null, observed, made, exact)
-    low, high = _bootstrap_interval(lambda ia, ib: b[ib].mean(axis=1) - a[ia].mean(axis=1),
-                                    (a.size, b.size), resamples, seed, confidence)
-    return Difference(delta, low, high, p, made, exact)
+    return Difference(delta, low, high, _two_sided(null, observed, made, exact), made, exact)
 
 
 def compact_letters(significant: np.ndarray) -> list[str]:

@@ -14,6 +14,9 @@ this script's mapping, not the study's; keys with a value it does not map are le
 counted. The texts are not in the files this reads (SummEval's are in its prompts.json): the
 pairs files carry the item as reference and the key as prediction, which judges and align do
 not read.
+`--label-share 0.1` keeps the human labels of a random tenth of the keys (`--seed`; the same keys
+for every annotator) and writes the others unlabelled: a study that labelled a sample, whose full
+labels are known (docs/align.md's worked example of judge-assisted estimates).
 Prints the commands that import the files.
 """
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -63,6 +67,9 @@ def main() -> None:
     p.add_argument("--model", default="model", help="the model where keys name none")
     p.add_argument("--lang", default="en")
     p.add_argument("--dataset", default="alttest")
+    p.add_argument("--label-share", type=float, default=1.0, metavar="SHARE",
+                   help="keep the human labels of this random share of the keys (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="of --label-share's draw")
     args = p.parse_args()
     scale = dict(pair.split("=", 1) for pair in args.scale.split(","))
     humans = json.loads((args.folder / "human_annotations.json").read_text(encoding="utf-8"))
@@ -70,9 +77,13 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     skipped: Counter = Counter()
     commands = []
+    draw = random.Random(args.seed)
+    kept = {key for key in sorted({k for values in humans.values() for k in values})
+            if draw.random() < args.label_share}
     for annotator, values in humans.items():
         rows = [{"item_id": r["item_id"], "language": args.lang, "model": r["model"],
-                 "reference": r["item_id"], "prediction": r["key"], "label": r["label"]}
+                 "reference": r["item_id"], "prediction": r["key"],
+                 "label": r["label"] if r["key"] in kept else ""}
                 for r in rows_of(values, scale, args.model_part, args.model, skipped)]
         path = args.out / f"humans.{annotator}.csv"
         write_csv(path, rows)

@@ -125,11 +125,29 @@ def test_unpaired_permutation_p_value_equals_scipys_exact_one():
 
 def test_unpaired_with_random_splits_is_within_sampling_noise_of_the_exact_p():
     rng = np.random.default_rng(6)
-    a, b = rng.choice(HALF_POINTS, 9, p=[.5, .3, .2]), rng.choice(HALF_POINTS, 10, p=[.2, .3, .5])
+    # off the half-point grid (a quarter here and there): sampled, not computed exactly
+    a = rng.choice(HALF_POINTS, 9, p=[.5, .3, .2]) + 0.25 * (rng.random(9) < .3)
+    b = rng.choice(HALF_POINTS, 10, p=[.2, .3, .5])
     exact = permutation_test(a, b, resamples=math.comb(19, 10)).p_value
     sampled = permutation_test(a, b, resamples=20_000, seed=1)
     assert not sampled.exact
     assert abs(sampled.p_value - exact) < 4 * math.sqrt(exact * (1 - exact) / 20_000) + 1e-4
+
+
+def test_label_scores_get_the_exact_permutation_distribution_at_any_size():
+    """Hundreds of targets: the exact p equals scipy's random permutations within their noise,
+    and a clear difference gets a p far below what 1,000 random permutations can show (no
+    floor of 2 / 1,001, so Holm over 120 pairs still finds it)."""
+    rng = np.random.default_rng(11)
+    a = rng.choice(HALF_POINTS, 300, p=[.3, .3, .4])
+    b = rng.choice(HALF_POINTS, 300, p=[.25, .3, .45])
+    for ours, reference in ((sign_flip_test(b - a), _scipy_paired(b - a, 40_000)),
+                            (permutation_test(a, b), _scipy_unpaired(a, b, 40_000))):
+        assert ours.exact
+        assert abs(ours.p_value - reference) < 4 * math.sqrt(reference / 40_000) + 2e-4
+    better = np.clip(a + 0.5, 0, 1)
+    assert sign_flip_test(better - a).p_value < 1e-30
+    assert permutation_test(a, better).p_value < 1e-20
 
 
 def test_a_difference_no_test_can_make_has_no_p_value_and_no_interval():
