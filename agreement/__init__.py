@@ -10,7 +10,10 @@ Shared by the stages that compare with the humans (the annotation app, `judges.r
   the confusion matrix, and the one definition of an ok verdict and of failure rates;
 - `agreement.robustness`: how much a verdict depends on the run, the prompt language and
   code-mixing (the stored runs grouped into the three studies' tables), and
-  `agreement.robustness_report`: their figures and report-page sections.
+  `agreement.robustness_report`: their figures and report-page sections;
+- `agreement.quality`: model quality from the labels (Wilson and t intervals, exact permutation
+  tests, compact letters); `agreement.ppi`: prediction-powered inference (PPI++, cross-PPI);
+  `agreement.alt_test` and `agreement.replace`: the alternative annotator test.
 """
 from agreement.statistics import (
     Confusion,
