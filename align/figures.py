@@ -314,8 +314,8 @@ def quality_plot(ranked: pd.DataFrame, alpha: float = 0.05) -> Figure:
         return _empty("no human labels to rate the models by")
     groups = list(dict.fromkeys(ranked.group))
     models = sorted(ranked.model.unique())
-    fig = _figure((max(5.0, 0.55 * len(groups) * max(len(models), 2) + 3), 4.2), right=0.7,
-                  bottom=0.12, top=0.86)
+    width = min(16.0, max(6.0, 0.3 * len(groups) * max(len(models), 2) + 3.5))
+    fig = _figure((width, 4.2), left=0.7 / width, right=1 - 2.8 / width, bottom=0.12, top=0.86)
     ax = fig.add_subplot()
     width = 0.8 / max(len(models), 1)
     for j, model in enumerate(models):
