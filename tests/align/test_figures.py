@@ -42,3 +42,20 @@ def test_strip_confusion_and_kappa_plots_from_frames():
     conf = figures.confusion_plot(result.confusion[result.confusion.slice == "language"])
     assert len(conf.axes) == 4  # en, nl x recall, precision
     assert isinstance(figures.noise_plot(scores), Figure)  # no noise: a message, not a crash
+
+
+def test_quality_plot_draws_each_models_interval_and_its_letters_per_group():
+    ranked = pd.DataFrame({
+        "group": ["all", "all", "el", "el"], "model": ["m", "n", "n", "m"], "n": 10,
+        "mean_score": [0.8, 0.3, 0.9, 0.5], "mean_score_low": [0.7, 0.2, 0.8, 0.3],
+        "mean_score_high": [0.9, 0.4, 1.0, 0.7], "letters": ["a", "b", "a", "a"]})
+    fig = figures.quality_plot(ranked)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["all", "el"]
+    assert sorted(t.get_text() for t in ax.texts) == ["a", "a", "a", "b"]
+    # each letter sits just above its model's interval
+    tops = sorted(round(t.get_position()[1], 2) for t in ax.texts)
+    assert tops == [0.42, 0.72, 0.92, 1.02]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["m", "n"]
+    empty = figures.quality_plot(ranked.iloc[0:0])
+    assert "no human labels" in empty.axes[0].texts[0].get_text()
