@@ -3,7 +3,8 @@
 Dataset -> SourceFile -> Target -> Generation is the corpus; Annotator, Assignment, Annotation
 (+ AnnotationEvent history, GoldLabel for adjudication, AnnotatorSession and SignInThrottle for
 the app's sign-in) are the humans; MetricRun -> MetricScore (+ NoiseSample) the metrics;
-JudgeRun -> JudgeResponse -> JudgeVerdict the LLM judges.
+JudgeRun -> JudgeResponse -> JudgeVerdict the LLM judges; LabelPlan -> LabelPlanItem the label
+budgets drawn where a judge is least reliable.
 
 Integrity lives in the database, not only here: unique keys, foreign keys, CHECK constraints on
 labels and enumerations, and error codes as rows of `error_code` that annotations reference.
@@ -433,6 +434,47 @@ class JudgeBatch(SQLModel, table=True):
     error: Optional[str] = None
     created_at: datetime = Field(default_factory=utcnow)
     finished_at: Optional[datetime] = None
+
+
+# ---------------------------------------------------------------- active labelling plans
+
+PLAN_ESTIMANDS = ("mean_score", "share_correct", "share_partial", "share_incorrect")
+
+
+class LabelPlan(SQLModel, table=True):
+    """A label budget spent where a judge is least reliable (`annotate.plan`, issue 39): each
+    generation of the plan's slice that had an ok verdict and no human label was drawn for
+    labelling with a known probability (`LabelPlanItem`), so the estimates stay unbiased
+    (`agreement.plans`). Never redrawn: a new plan is a new name."""
+    __tablename__ = "label_plan"
+    __table_args__ = (CheckConstraint(_in("estimand", PLAN_ESTIMANDS), name="ck_plan_estimand"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True)
+    dataset_id: int = Field(foreign_key="dataset.id", index=True, ondelete="CASCADE")
+    judge_run_id: int = Field(foreign_key="judge_run.id", index=True, ondelete="CASCADE")
+    predictor: str  # the judge's key when the plan was made, as align named it
+    estimand: str = "mean_score"
+    language: Optional[str] = None  # None: every language of the dataset
+    budget: float  # the expected number of labels: the probabilities sum to it
+    min_probability: float = 0.05
+    seed: int = 0
+    method: str = ""  # how the probabilities were made (the pilot's errors, or uniform)
+    target_width: Optional[float] = None  # the stop rule's interval width
+    compare: dict = _json()  # the stop rule's comparison: {"language", "a", "b"} or {}
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class LabelPlanItem(SQLModel, table=True):
+    """One generation of a plan: a pilot item (labelled when the plan was made: probability 1)
+    or a planned one, with the judge's value, its probability and whether it was drawn."""
+    __tablename__ = "label_plan_item"
+    plan_id: int = Field(foreign_key="label_plan.id", primary_key=True, ondelete="CASCADE")
+    generation_id: int = Field(foreign_key="generation.id", primary_key=True, index=True,
+                               ondelete="CASCADE")
+    pilot: bool = False
+    predictor_value: float
+    probability: float
+    drawn: bool
 
 
 Index("ix_annotation_annotator_status", Annotation.annotator_id, Annotation.status)

@@ -1,0 +1,129 @@
+"""agreement.plans over a real SQLite database: a plan's estimate equals agreement.active's on the
+arrays read back, a drawn generation not yet labelled makes it interim (and says so), a label
+outside the draw is not counted, and the stop rule decides on the width or on the comparison."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlmodel import Session, select
+
+from agreement.active import active_mean, draw, sampling_probabilities
+from agreement.plans import load_plans, plan_rows, plan_status
+from db import get_engine
+from db.models import (
+    Annotation,
+    Annotator,
+    Dataset,
+    Generation,
+    JudgeRun,
+    JudgeVerdict,
+    LabelPlan,
+    LabelPlanItem,
+)
+from testing.synthetic import add_synthetic_corpus
+
+LABELS = ("incorrect", "partial", "correct")
+
+
+@pytest.fixture
+def planned(tmp_path):
+    """Two languages x two models x 60 targets; a judge; 40 labelled at random (the pilot); a
+    plan of budget 60 over the other 200, drawn with seed 1; the truth of every generation."""
+    url = f"sqlite:///{tmp_path / 'plan.db'}"
+    rng = np.random.default_rng(0)
+    with Session(get_engine(url)) as session:
+        add_synthetic_corpus(session, targets_per_language=60, languages=("el", "pl"),
+                             models=("model-a", "model-b"))
+        expert = Annotator(username="expert", role="expert")
+        judge = JudgeRun(signature="j", model="judge", strategy="standard",
+                         prompt_language="en", prompt_version="v1")
+        session.add_all([expert, judge])
+        session.flush()
+        generations = session.exec(select(Generation).order_by(Generation.id)).all()
+        truth, said = {}, {}
+        for g in generations:
+            better = g.model == "model-b"
+            truth[g.id] = int(rng.choice(3, p=[.05, .15, .8] if better else [.8, .15, .05]))
+            said[g.id] = truth[g.id] if rng.random() < 0.8 else int(rng.integers(3))
+            session.add(JudgeVerdict(run_id=judge.id, generation_id=g.id, status="ok",
+                                     accuracy=LABELS[said[g.id]]))
+        ids = np.array([g.id for g in generations])
+        pilot = set(rng.choice(ids, 40, replace=False).tolist())
+        for g in pilot:
+            session.add(Annotation(generation_id=int(g), annotator_id=expert.id,
+                                   accuracy=LABELS[truth[g]]))
+        pool = np.array([g for g in ids if g not in pilot])
+        pi = sampling_probabilities(None, len(pool), 60, 0.05)
+        drawn = draw(pi, 1)
+        plan = LabelPlan(name="p1", dataset_id=session.exec(select(Dataset)).first().id,
+                         judge_run_id=judge.id, predictor="judge[standard,en,v1]", budget=60,
+                         method="uniform: no pilot used", target_width=0.5,
+                         compare={"language": "el", "a": "model-a", "b": "model-b"})
+        session.add(plan)
+        session.flush()
+        for g in pilot:
+            session.add(LabelPlanItem(plan_id=plan.id, generation_id=int(g), pilot=True,
+                                      predictor_value=said[g] / 2, probability=1.0, drawn=True))
+        for g, p, d in zip(pool, pi, drawn):
+            session.add(LabelPlanItem(plan_id=plan.id, generation_id=int(g), pilot=False,
+                                      predictor_value=said[g] / 2, probability=float(p),
+                                      drawn=bool(d)))
+        session.commit()
+    yield {"url": url, "truth": truth, "said": said, "pilot": pilot, "pool": pool, "pi": pi,
+           "drawn": drawn}
+    get_engine(url).dispose()
+    get_engine.cache_clear()
+
+
+def _labels(planned, generation_ids) -> dict:
+    labels = {g: LABELS[planned["truth"][g]] for g in planned["pilot"]}
+    labels.update({int(g): LABELS[planned["truth"][int(g)]] for g in generation_ids})
+    return labels
+
+
+def test_a_complete_plan_estimates_as_agreement_active_does(planned):
+    pool, drawn, pi = planned["pool"], planned["drawn"], planned["pi"]
+    labels = _labels(planned, pool[drawn])
+    (plan,) = load_plans(planned["url"], labels)
+    rows = {(r["slice"], r["slice_value"], r["estimand"]): r for r in plan_rows(plan)}
+    score = {g: t / 2 for g, t in planned["truth"].items()}
+    expected = active_mean([score[g] for g in sorted(planned["pilot"])],
+                           [planned["said"][g] / 2 for g in pool],
+                           np.where(drawn, [score[g] for g in pool], np.nan), drawn, pi)
+    row = rows[("all", "all", "mean_score")]
+    assert row["estimate"] == pytest.approx(expected.estimate[0])
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((expected.ci_low[0],
+                                                             expected.ci_high[0]))
+    assert row["n_labelled"] == 40 + drawn.sum()
+    assert "active plan 'p1'" in row["method"] and "INCOMPLETE" not in row["method"]
+    assert {k[:2] for k in rows} >= {("language", "el"), ("model", "model-b"),
+                                     ("language x model", "el x model-a")}
+
+
+def test_a_drawn_generation_still_unlabelled_makes_the_estimate_interim(planned):
+    pool, drawn = planned["pool"], planned["drawn"]
+    waiting = pool[drawn][:5]
+    labels = _labels(planned, [g for g in pool[drawn] if g not in waiting])
+    outside = [g for g in pool[~drawn]][:3]
+    labels.update({int(g): "correct" for g in outside})  # labelled without being drawn
+    (plan,) = load_plans(planned["url"], labels)
+    row = next(r for r in plan_rows(plan) if r["slice"] == "all"
+               and r["estimand"] == "mean_score")
+    assert "INCOMPLETE: 5 drawn generation(s) not labelled yet" in row["method"]
+    assert "3 labelled without being drawn, not counted" in row["method"]
+    assert row["n_labelled"] == 40 + drawn.sum() - 5
+
+
+def test_the_stop_rule_decides_on_the_width_or_the_comparison(planned):
+    labels = _labels(planned, planned["pool"][planned["drawn"]])
+    (plan,) = load_plans(planned["url"], labels)
+    status = plan_status(plan)
+    overall = status[(status.slice == "all") & (status.estimand == "mean_score")].iloc[0]
+    assert overall.width <= 0.5 and overall.decided and "no wider than the target" in overall.why
+    narrow = plan_status(plan, target_width=0.001)
+    greek = narrow[(narrow.slice == "language") & (narrow.slice_value == "el")
+                   & (narrow.estimand == "mean_score")].iloc[0]
+    # model-b is much better than model-a by construction: the comparison decides it
+    assert greek.decided and greek.why.startswith("model-b vs model-a in el")
+    assert not narrow[narrow.estimand == "share_partial"].decided.any()
+    assert (narrow.still_drawn == 0).all()
