@@ -50,6 +50,7 @@ class Plan:
     pilot, predictor_value, probability, drawn, judge: the judge's code, human: the human code
     under the label policy or -1)."""
     name: str
+    dataset: str
     predictor: str
     estimand: str
     language: str | None
@@ -73,6 +74,7 @@ def load_plans(url: str | None, labels: dict[int, str], names: Iterable[str] | N
             query = query.where(m.LabelPlan.name.in_(wanted))
         plans = list(session.execute(query).scalars())
         names_of = config_names(list(session.execute(select(m.JudgeRun)).scalars()))
+        datasets = dict(session.execute(select(m.Dataset.id, m.Dataset.name)).all())
         out = []
         for plan in plans:
             rows = session.execute(with_source(
@@ -92,7 +94,8 @@ def load_plans(url: str | None, labels: dict[int, str], names: Iterable[str] | N
             code = {label: i for i, label in enumerate(ACCURACY_LABELS)}
             frame["judge"] = [code.get(a, -1) for a in frame.accuracy]
             frame["human"] = [code.get(labels.get(g), -1) for g in frame.generation_id]
-            out.append(Plan(plan.name, names_of.get(plan.judge_run_id, plan.predictor),
+            out.append(Plan(plan.name, datasets[plan.dataset_id],
+                            names_of.get(plan.judge_run_id, plan.predictor),
                             plan.estimand, plan.language, plan.budget, plan.target_width,
                             dict(plan.compare or {}), plan.method,
                             frame.drop(columns="accuracy")))
@@ -143,14 +146,20 @@ def _slices(frame: pd.DataFrame):
                 yield name, str(value), rows
 
 
+def waiting(plan: Plan) -> int:
+    """Drawn generations of the plan not labelled yet."""
+    frame = plan.frame
+    return int((~frame.pilot & frame.drawn & (frame.human < 0)).sum())
+
+
 def _method(plan: Plan, result: PlanEstimate) -> str:
     text = (f"active plan {plan.name!r} (Zrnic & Candes 2024: the judge's values corrected by "
             f"the drawn labels weighted by 1/probability; normal 95% interval; classical: the "
             f"same weights without the judge); probabilities {plan.method}")
-    if result.still_drawn:
-        text += (f"; INCOMPLETE: {result.still_drawn} drawn generation(s) not labelled yet, "
-                 f"interim estimate ({result.done_share:.0%} of the drawn ones done stand for "
-                 f"all)")
+    if result.done_share < 1:
+        text += (f"; INCOMPLETE: {waiting(plan)} drawn generation(s) of the plan not labelled "
+                 f"yet ({result.still_drawn} here), interim estimate (the "
+                 f"{result.done_share:.0%} done stand for all drawn)")
     if result.outside:
         text += f"; {result.outside} labelled without being drawn, not counted"
     return text
@@ -237,4 +246,4 @@ def _comparison(plan: Plan, alpha: float) -> str:
 
 
 __all__ = ["ESTIMANDS", "STATUS_COLUMNS", "Plan", "PlanEstimate", "estimand_value", "estimate",
-           "load_plans", "plan_rows", "plan_status"]
+           "load_plans", "plan_rows", "plan_status", "waiting"]

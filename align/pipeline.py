@@ -303,6 +303,13 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
                                                                  verdicts, options.datasets)
     report = align_frames(scores, labels, options, verdicts, annotations, generations)
     report.generations = generations
+    if report.answers is not None:
+        from agreement.plans import load_plans
+        from align.questions import add_plans
+
+        plans = load_plans(url, dict(zip(labels.generation_id, labels.label)))
+        add_plans(report.answers, [p for p in plans if not options.datasets
+                                   or p.dataset in options.datasets])
     report.notes[:0] = notes
     legacy = scores.loc[~scores.key_stable, "run_id"].nunique() if "key_stable" in scores else 0
     if legacy:

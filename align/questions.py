@@ -111,4 +111,24 @@ def answer_questions(labels: pd.DataFrame, annotations: pd.DataFrame | None,
         replace=replace, replace_annotators=per_annotator, notes=notes)
 
 
-__all__ = ["StudyAnswers", "answer_questions", "generations_from"]
+def add_plans(answers: StudyAnswers, plans) -> None:
+    """estimates.csv's rows of the stored label plans (`agreement.plans`, issue 39's active
+    labelling), after the judges' and metrics'; a plan still waiting for drawn labels is named
+    in the notes. In place."""
+    from agreement.plans import plan_rows, waiting
+
+    rows = []
+    for plan in plans:
+        rows += plan_rows(plan)
+        if waiting(plan):
+            answers.notes.append(f"estimates: plan {plan.name!r} waits for {waiting(plan)} drawn "
+                                 f"generation(s) to be labelled: its rows are interim "
+                                 f"(`python -m annotate.plan --status`)")
+    if rows:
+        answers.estimates = pd.concat([answers.estimates,
+                                       pd.DataFrame(rows, columns=ESTIMATE_COLUMNS)],
+                                      ignore_index=True)
+        answers.notes[:] = [n for n in answers.notes if not n.startswith("estimates: no ")]
+
+
+__all__ = ["StudyAnswers", "add_plans", "answer_questions", "generations_from"]

@@ -5,73 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sqlmodel import Session, select
 
-from agreement.active import active_mean, draw, sampling_probabilities
+from agreement.active import active_mean
 from agreement.plans import load_plans, plan_rows, plan_status
 from db import get_engine
-from db.models import (
-    Annotation,
-    Annotator,
-    Dataset,
-    Generation,
-    JudgeRun,
-    JudgeVerdict,
-    LabelPlan,
-    LabelPlanItem,
-)
-from testing.synthetic import add_synthetic_corpus
-
-LABELS = ("incorrect", "partial", "correct")
+from testing.plans import LABELS, fill_plan_db
 
 
 @pytest.fixture
 def planned(tmp_path):
-    """Two languages x two models x 60 targets; a judge; 40 labelled at random (the pilot); a
-    plan of budget 60 over the other 200, drawn with seed 1; the truth of every generation."""
-    url = f"sqlite:///{tmp_path / 'plan.db'}"
-    rng = np.random.default_rng(0)
-    with Session(get_engine(url)) as session:
-        add_synthetic_corpus(session, targets_per_language=60, languages=("el", "pl"),
-                             models=("model-a", "model-b"))
-        expert = Annotator(username="expert", role="expert")
-        judge = JudgeRun(signature="j", model="judge", strategy="standard",
-                         prompt_language="en", prompt_version="v1")
-        session.add_all([expert, judge])
-        session.flush()
-        generations = session.exec(select(Generation).order_by(Generation.id)).all()
-        truth, said = {}, {}
-        for g in generations:
-            better = g.model == "model-b"
-            truth[g.id] = int(rng.choice(3, p=[.05, .15, .8] if better else [.8, .15, .05]))
-            said[g.id] = truth[g.id] if rng.random() < 0.8 else int(rng.integers(3))
-            session.add(JudgeVerdict(run_id=judge.id, generation_id=g.id, status="ok",
-                                     accuracy=LABELS[said[g.id]]))
-        ids = np.array([g.id for g in generations])
-        pilot = set(rng.choice(ids, 40, replace=False).tolist())
-        for g in pilot:
-            session.add(Annotation(generation_id=int(g), annotator_id=expert.id,
-                                   accuracy=LABELS[truth[g]]))
-        pool = np.array([g for g in ids if g not in pilot])
-        pi = sampling_probabilities(None, len(pool), 60, 0.05)
-        drawn = draw(pi, 1)
-        plan = LabelPlan(name="p1", dataset_id=session.exec(select(Dataset)).first().id,
-                         judge_run_id=judge.id, predictor="judge[standard,en,v1]", budget=60,
-                         method="uniform: no pilot used", target_width=0.5,
-                         compare={"language": "el", "a": "model-a", "b": "model-b"})
-        session.add(plan)
-        session.flush()
-        for g in pilot:
-            session.add(LabelPlanItem(plan_id=plan.id, generation_id=int(g), pilot=True,
-                                      predictor_value=said[g] / 2, probability=1.0, drawn=True))
-        for g, p, d in zip(pool, pi, drawn):
-            session.add(LabelPlanItem(plan_id=plan.id, generation_id=int(g), pilot=False,
-                                      predictor_value=said[g] / 2, probability=float(p),
-                                      drawn=bool(d)))
-        session.commit()
-    yield {"url": url, "truth": truth, "said": said, "pilot": pilot, "pool": pool, "pi": pi,
-           "drawn": drawn}
-    get_engine(url).dispose()
+    yield fill_plan_db(f"sqlite:///{tmp_path / 'plan.db'}")
     get_engine.cache_clear()
 
 
@@ -109,7 +52,8 @@ def test_a_drawn_generation_still_unlabelled_makes_the_estimate_interim(planned)
     (plan,) = load_plans(planned["url"], labels)
     row = next(r for r in plan_rows(plan) if r["slice"] == "all"
                and r["estimand"] == "mean_score")
-    assert "INCOMPLETE: 5 drawn generation(s) not labelled yet" in row["method"]
+    assert "INCOMPLETE: 5 drawn generation(s) of the plan not labelled yet (5 here)" in \
+        row["method"]
     assert "3 labelled without being drawn, not counted" in row["method"]
     assert row["n_labelled"] == 40 + drawn.sum() - 5
 

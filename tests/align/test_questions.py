@@ -291,3 +291,29 @@ def test_one_language_is_not_repeated_as_a_slice_of_its_own():
         assert set(table.slice) <= {"all", "model"}, table.slice.unique()
     assert set(answers.quality.slice) == {"all", "model"}
     assert set(answers.estimates.slice) == {"all", "model"}
+
+
+def test_a_stored_label_plan_adds_its_rows_to_estimates_interim_until_complete(tmp_path):
+    from testing.plans import LABELS, fill_plan_db, label
+
+    planned = fill_plan_db(f"sqlite:///{tmp_path / 'plan.db'}")
+    drawn = [int(g) for g in planned["pool"][planned["drawn"]]]
+    label(planned["url"], planned["expert_id"], {g: LABELS[planned["truth"][g]]
+                                                 for g in drawn[:-4]})
+    report = run_alignment(planned["url"], AlignOptions(bootstrap=50, significance=()))
+    rows = report.answers.estimates[report.answers.estimates.method.str.startswith(
+        "active plan 'p1'")]
+    assert set(rows.slice) == {"all", "language", "model", "language x model"}
+    assert rows.method.str.contains("INCOMPLETE: 4 drawn generation(s) of the plan",
+                                    regex=False).all()
+    assert any("plan 'p1' waits for 4 drawn generation(s)" in n for n in report.warnings)
+    label(planned["url"], planned["expert_id"], {g: LABELS[planned["truth"][g]]
+                                                 for g in drawn[-4:]})
+    report = run_alignment(planned["url"], AlignOptions(bootstrap=50, significance=()))
+    rows = report.answers.estimates[report.answers.estimates.method.str.startswith(
+        "active plan 'p1'")]
+    assert not rows.method.str.contains("INCOMPLETE").any()
+    overall = rows[(rows.slice == "all") & (rows.estimand == "mean_score")].iloc[0]
+    truth = np.mean([t / 2 for t in planned["truth"].values()])
+    assert overall.ci_low <= truth <= overall.ci_high
+    get_engine.cache_clear()
