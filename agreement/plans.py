@@ -24,7 +24,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlmodel import Session
 
-from agreement.active import ActiveEstimate, active_difference, active_mean
+from agreement.active import ActiveEstimate, active_difference, active_mean, calibrated
 from db import models as m
 from db.engine import get_engine
 from db.targets import TARGET_LANGUAGE, with_source
@@ -124,8 +124,11 @@ def estimate(frame: pd.DataFrame, estimand: str, done_share: float | None = None
         done_share = done.sum() / drawn.sum() if drawn.any() else 1.0
     probability = planned.probability.to_numpy(float) * (done_share if done_share > 0 else 1)
     human = estimand_value(estimand, planned.human)
-    judge = estimand_value(estimand, planned.judge)
-    pilot_human = estimand_value(estimand, pilot.human[pilot.human >= 0])
+    pilot = pilot[pilot.human >= 0]
+    pilot_human = estimand_value(estimand, pilot.human)
+    # the judge recalibrated on the pilot, as the plan's probabilities were learned
+    judge = calibrated(estimand_value(estimand, pilot.judge), pilot_human,
+                       estimand_value(estimand, planned.judge))
     active = active_mean(pilot_human, judge, human, done, probability)
     alone = active_mean(pilot_human, np.zeros(len(planned)), human, done, probability)
     return PlanEstimate(active, alone, int(len(pilot_human) + done.sum()),
@@ -153,9 +156,10 @@ def waiting(plan: Plan) -> int:
 
 
 def _method(plan: Plan, result: PlanEstimate) -> str:
-    text = (f"active plan {plan.name!r} (Zrnic & Candes 2024: the judge's values corrected by "
-            f"the drawn labels weighted by 1/probability; normal 95% interval; classical: the "
-            f"same weights without the judge); probabilities {plan.method}")
+    text = (f"active plan {plan.name!r} (Zrnic & Candes 2024: the judge's values, recalibrated "
+            f"on the pilot, times lambda, corrected by the drawn labels weighted by "
+            f"1/probability, lambda tuned for the narrowest interval; normal 95% interval; "
+            f"classical: the same weights without the judge); probabilities {plan.method}")
     if result.done_share < 1:
         text += (f"; INCOMPLETE: {waiting(plan)} drawn generation(s) of the plan not labelled "
                  f"yet ({result.still_drawn} here), interim estimate (the "
@@ -186,7 +190,7 @@ def _row(plan: Plan, slice_name: str, value: str, part: pd.DataFrame, estimand: 
     return {**base, "estimate": _clip(a.estimate), "ci_low": _clip(a.ci_low),
             "ci_high": _clip(a.ci_high), "classical_estimate": _clip(c.estimate),
             "classical_low": _clip(c.ci_low), "classical_high": _clip(c.ci_high),
-            "lambda": 1.0,
+            "lambda": float(a.lam[0]),
             "effective_labels": float(effective) if np.isfinite(effective) else math.nan,
             "method": _method(plan, result)}
 

@@ -9,6 +9,7 @@ import pytest
 from agreement.active import (
     active_difference,
     active_mean,
+    calibrated,
     draw,
     error_scale,
     sampling_probabilities,
@@ -43,16 +44,20 @@ def test_impossible_budgets_are_refused_in_one_line(budget, minimum, message):
         sampling_probabilities(None, 0, 1)
 
 
-def test_the_error_scale_is_learned_per_judge_value_and_a_useless_pilot_is_refused():
-    predicted = np.array([1.0] * 10 + [0.5] * 10)
-    human = np.array([1.0] * 9 + [0.0] + [0.0, 1.0] * 5)
+def test_the_judge_is_calibrated_and_its_spread_learned_per_value_on_the_pilot():
+    predicted = np.array([1.0] * 10 + [0.5] * 10 + [0.0] * 2)
+    human = np.array([1.0] * 9 + [0.0] + [0.0, 1.0] * 5 + [0.5, 0.5])
+    shift = (human - predicted).mean()
+    assert calibrated(predicted, human, np.array([1.0, 0.5, 0.0])).tolist() == pytest.approx(
+        [0.9, 0.5, shift])  # 0 was seen twice only: shifted, not recalibrated
     scale, how = error_scale(predicted, human, np.array([1.0, 0.5, 0.0]))
-    assert scale[0] == pytest.approx(np.sqrt(0.1))  # one miss of 1 in 10
+    assert scale[0] == pytest.approx(np.std(human[:10]))  # around its pilot mean, 0.9
     assert scale[1] == pytest.approx(0.5)
-    assert scale[2] == pytest.approx(np.sqrt(((human - predicted) ** 2).mean()))  # unseen value
-    assert "pilot of 20 labelled" in how
+    residual = human - calibrated(predicted, human, predicted)
+    assert scale[2] == pytest.approx(np.sqrt((residual ** 2).mean()))  # too few: overall
+    assert "pilot of 22 labelled" in how
     with pytest.raises(InputError, match="all the same"):
-        error_scale(predicted, np.ones(20), predicted)
+        error_scale(predicted, np.ones(22), predicted)
     with pytest.raises(InputError, match="agrees with every label"):
         error_scale(human, human, predicted)
 
@@ -70,12 +75,19 @@ def test_the_estimate_is_the_formula_and_uniform_draws_give_back_ppi():
     human = np.where(rng.random(200) < 0.7, predicted, rng.choice(LEVELS, 200))
     pi = np.full(200, 0.25)
     drawn = draw(pi, 3)
-    result = active_mean(pilot, predicted, np.where(drawn, human, np.nan), drawn, pi)
+    result = active_mean(pilot, predicted, np.where(drawn, human, np.nan), drawn, pi, lam=1.0)
     terms = np.concatenate([pilot, predicted + (human - predicted) * drawn / pi])
     assert result.estimate[0] == pytest.approx(terms.mean())
     assert result.se[0] == pytest.approx(terms.std(ddof=1) / np.sqrt(230))
+    # tuned: the same formula with the reported lam, and no wider than lam 1 or 0
+    tuned = active_mean(pilot, predicted, np.where(drawn, human, np.nan), drawn, pi)
+    lam = tuned.lam[0]
+    terms = np.concatenate([pilot, lam * predicted + (human - lam * predicted) * drawn / pi])
+    assert 0 <= lam <= 1 and tuned.estimate[0] == pytest.approx(terms.mean())
+    alone = active_mean(pilot, predicted, np.where(drawn, human, np.nan), drawn, pi, lam=0.0)
+    assert tuned.se[0] <= min(result.se[0], alone.se[0]) + 1e-12
     # uniform pi, no pilot: PPI (lambda 1) on the drawn subset, up to drawing n vs pi N of them
-    alone = active_mean([], predicted, np.where(drawn, human, np.nan), drawn, pi)
+    alone = active_mean([], predicted, np.where(drawn, human, np.nan), drawn, pi, lam=1.0)
     ppi = ppi_mean(human[drawn], predicted[drawn], predicted, lam=1.0)
     scale = drawn.sum() / (0.25 * 200)
     rectifier = (human - predicted)[drawn].mean()
@@ -106,11 +118,12 @@ def test_active_intervals_cover_the_truth_and_are_narrower_than_uniform_draws():
         order = rng.permutation(len(human))
         pilot, pool = order[:100], order[100:]
         scale, _ = error_scale(predicted[pilot], human[pilot], predicted[pool])
+        fitted = calibrated(predicted[pilot], human[pilot], predicted[pool])
         for name, weights in (("uniform", None), ("active", scale)):
             pi = sampling_probabilities(weights, len(pool), 400, 0.005)
             drawn = draw(pi, run)
-            result = active_mean(human[pilot], predicted[pool],
-                                 np.where(drawn, human[pool], np.nan), drawn, pi)
+            result = active_mean(human[pilot], fitted, np.where(drawn, human[pool], np.nan),
+                                 drawn, pi)
             hits[name] += result.ci_low[0] <= truth <= result.ci_high[0]
             width[name].append(result.ci_high[0] - result.ci_low[0])
     for name in hits:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agreement.active import active_mean
+from agreement.active import active_mean, calibrated
 from agreement.plans import load_plans, plan_rows, plan_status
 from db import get_engine
 from testing.plans import LABELS, fill_plan_db
@@ -30,8 +30,10 @@ def test_a_complete_plan_estimates_as_agreement_active_does(planned):
     (plan,) = load_plans(planned["url"], labels)
     rows = {(r["slice"], r["slice_value"], r["estimand"]): r for r in plan_rows(plan)}
     score = {g: t / 2 for g, t in planned["truth"].items()}
-    expected = active_mean([score[g] for g in sorted(planned["pilot"])],
-                           [planned["said"][g] / 2 for g in pool],
+    pilot = sorted(planned["pilot"])
+    fitted = calibrated([planned["said"][g] / 2 for g in pilot], [score[g] for g in pilot],
+                        [planned["said"][g] / 2 for g in pool])
+    expected = active_mean([score[g] for g in pilot], fitted,
                            np.where(drawn, [score[g] for g in pool], np.nan), drawn, pi)
     row = rows[("all", "all", "mean_score")]
     assert row["estimate"] == pytest.approx(expected.estimate[0])
