@@ -230,6 +230,29 @@ def test_cli_errors_are_clear(db_url, capsys):
     assert "--base-url" in capsys.readouterr().err
 
 
+
+
+@pytest.mark.parametrize("content, message", [
+    ('[{"name": "mine", "template": "{prefix}{suffix}", "source": "caf\xe9"}]'.encode("latin-1"),
+     "the FIM families file is not UTF-8 text (byte 0xe9 on line 1): save it as UTF-8"),
+    (b'[{"name": "mine", "template": "{prefix}{suffix}",', "the FIM families file is not JSON"),
+    (b"[1]", "family #0: expected an object with 'name' and 'template', not int"),
+    (b'[{"name": "mine", "template": "{prefix}{suffix}", "patterns": [3]}]',
+     "family #0: 'patterns' must be a list of strings"),
+    (b'[{"name": "mine", "template": "{prefix}{suffix}", "patterns": ["(["]}]',
+     "family #0: pattern '([' is not a regular expression"),
+])
+def test_a_bad_families_file_is_one_line_naming_it(tmp_path, capsys, content, message):
+    path = tmp_path / "families.json"
+    path.write_bytes(content)
+    generate = as_command(generate_main, "python -m corpus.generate")
+    code = generate(["--model", "acme/mystery-7b", "--backend", "openai", "--base-url",
+                     "http://127.0.0.1:9/v1", "--families-file", str(path),
+                     "--db", f"sqlite:///{tmp_path / 'never.db'}"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "internal error" not in err
+    assert f"error: {path}: " in err and message in err
+    assert not (tmp_path / "never.db").exists()  # refused before the database was opened
 def test_a_dataset_with_nothing_to_generate_says_so(db_url, capsys):
     add_targets(db_url)
     generate = as_command(generate_main, "python -m corpus.generate")
