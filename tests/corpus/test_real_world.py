@@ -206,7 +206,7 @@ def test_exit_codes_missing_path_empty_folder_nothing_kept(tmp_path, db_url, cap
     comments = json.loads(report.read_text(encoding="utf-8"))["comments"]
     assert comments == [{"file": str(tmp_path / "kort" / "a.py"), "line": 1, "kind": "line",
                          "decision": "dropped", "reason": "too_short", "language": "",
-                         "excerpt": "# kort"}]
+                         "detail": "", "excerpt": "# kort"}]
 
 
 @pytest.mark.parametrize("body, code", [
@@ -247,3 +247,4 @@ def test_target_order_skips_file_and_class_headers(detector):
 
     ordered = target_order(selected[0].targets, source, selected[0].targets)
     assert [c.line for c in ordered] == [9, 5, 1, 3]
+
