@@ -38,6 +38,11 @@ _CJK = "\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _PRIME_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]*[^\W_{_CJK}][^\s{_CJK}]*")
 
 
+def word_count(comment: str) -> int:
+    """The comment's words as the prime counts them (markers hold no letter: not words)."""
+    return len(_PRIME_WORD.findall(comment))
+
+
 def _body_end(comment: str, closer: str) -> int:
     """Where the comment's text ends: before its closing marker (`*/`, quotes)."""
     return len(comment) - len(closer) if closer and comment.endswith(closer) else len(comment)
