@@ -110,6 +110,49 @@ def is_broken_text(body: str) -> bool:
     return "\ufffd" in body
 
 
+# A string literal of the code, double- or single-quoted on one line (C, C++, Java, C#, JS, Python,
+# Go, PHP ...); single characters ('a', '\n') are left out.
+_STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'')
+_ESCAPE = re.compile(r"\\[ntr0]|\\.")
+_OUTPUT_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def code_strings(code: str) -> list[str]:
+    """The texts a program prints: the string literals of `code` (its comments blanked out), cut
+    at escapes such as `\\n`, each piece stripped and holding a letter; longest first."""
+    pieces = set()
+    for match in _STRING_LITERAL.finditer(code):
+        for piece in _ESCAPE.split(match.group(1) or match.group(2) or ""):
+            piece = piece.strip()
+            if len(piece) > 1 and any(ch.isalpha() for ch in piece):
+                pieces.add(piece)
+    return sorted(pieces, key=len, reverse=True)
+
+
+def is_program_output(body: str, strings: list[str]) -> bool:
+    """A console transcript pasted into a comment (`/* ΠΩΣ ΣΕ ΛΕΝΕ; ΣΩΚΡΑΤΗΣ ... */` after
+    `main`): two thirds of its non-empty lines or more are output lines, two of them or more
+    show a string of the program (`code_strings`) or a number, and no line is prose. An output
+    line, once the program's strings in it are taken out, holds at most one word (a value typed
+    or printed: `ΣΩΚΡΑΤΗΣ`, `65`, `1 2 3 4`); a prose line three words or more (`1 2 3 4 5 6 8`
+    followed by `το std::set δεν διατηρεί διπλότυπα` explains, and stays)."""
+    lines = [ln.strip(" \t*-#/") for ln in body.splitlines()]
+    lines = [ln for ln in lines if ln.strip()]
+    output = prose = shown = 0
+    for line in lines:
+        rest = line
+        for piece in strings:
+            if piece in rest:
+                rest = rest.replace(piece, " ")
+        words = len(_OUTPUT_WORD.findall(rest))
+        if words <= 1:
+            output += 1
+            shown += rest != line or any(ch.isdigit() for ch in line)
+        elif words >= 3:
+            prose += 1
+    return shown >= 2 and output * 3 >= 2 * len(lines) and not prose
+
+
 CONTENT_FILTERS = {
     "licence": is_licence,
     "todo": is_todo,

@@ -46,12 +46,12 @@ class PlannedItem:
     closer: str
 
 
-def plan_item(target: TargetRow, family: FimFamily, *, n_words: int = 3, tokenizer=None
+def plan_item(target: TargetRow, family: FimFamily, *, n_units: int = 3, tokenizer=None
               ) -> PlannedItem:
     comment = target.content[target.span_start:target.span_end]
     opener, closer = comment_opener(comment, target.kind), comment_closer(comment, target.kind)
     fim = build_fim_prompt(target.content, target.span_start, target.span_end, family,
-                           closer=closer, n_words=n_words, tokenizer=tokenizer)
+                           closer=closer, n_units=n_units, tokenizer=tokenizer)
     return PlannedItem(target, fim, opener, closer)
 
 
@@ -67,6 +67,8 @@ class GenerateSummary:
     tokens_generated: list[int] = field(default_factory=list)  # per generated item
     generated: int = 0
     failed: list[tuple[int, str]] = field(default_factory=list)  # (target id, why)
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (target id, its prime)
+    prime: str = ""  # how the prime was counted, for the summary
     stopped: str | None = None  # why the run stopped early
     cut_reasons: dict[str, int] = field(default_factory=dict)
 
@@ -139,11 +141,17 @@ def run_generation(backend, *, model: str, family: FimFamily, db_url: str | None
                    dataset: str | None = None, natural_language: str | None = None,
                    programming_language: str | None = None, limit: int | None = None,
                    batch_size: int = 4, max_new_tokens: int | None = None,
-                   budget_sigmas: float = 3.0, budget_counter=None, n_words: int = 3,
+                   budget_sigmas: float = 3.0, budget_counter=None, prime_length: int = 3,
                    prime_tokenizer=None, progress: bool = True) -> GenerateSummary:
+    """`prime_tokenizer`: a `corpus.tokens` counter with token spans (the model's tokenizer):
+    the prime is its first `prime_length` tokens; None: words. A target whose prime leaves no
+    word to generate is refused (`summary.refused`), not sent to the model."""
     from tqdm import tqdm
 
     summary = GenerateSummary(model=model, family=family.name, backend=backend.name)
+    unit = "tokens" if prime_tokenizer is not None else "words"
+    summary.prime = f"first {prime_length} {unit}" + (
+        f" of {prime_tokenizer.name}" if prime_tokenizer is not None else "")
     targets, references, done = load_scope(db_url, model, dataset=dataset,
                                            natural_language=natural_language,
                                            programming_language=programming_language)
@@ -172,7 +180,8 @@ def run_generation(backend, *, model: str, family: FimFamily, db_url: str | None
 
     base_params = {"family": family.name, "max_new_tokens": max_new_tokens,
                    "budget_sigmas": budget_sigmas, "budget_tokenizer": summary.budget_tokenizer,
-                   "prime_words": n_words, "prime_unit": "tokens" if prime_tokenizer else "words",
+                   "prime_length": prime_length, "prime_unit": unit,
+                   "prime_tokenizer": getattr(prime_tokenizer, "name", None),
                    **backend.describe()}
     bar = tqdm(total=len(pending), desc=f"generate {model}", unit="comment", disable=not progress)
     try:
@@ -181,11 +190,17 @@ def run_generation(backend, *, model: str, family: FimFamily, db_url: str | None
             planned: list[PlannedItem] = []
             for target in chunk:
                 try:
-                    planned.append(plan_item(target, family, n_words=n_words,
-                                             tokenizer=prime_tokenizer))
+                    item = plan_item(target, family, n_units=prime_length,
+                                     tokenizer=prime_tokenizer)
                 except Exception as error:  # a malformed stored target: report, go on
                     summary.failed.append((target.target_id, f"cannot build input: {error}"))
                     bar.update(1)
+                    continue
+                if not item.fim.leaves_middle:  # the model would be handed the answer
+                    summary.refused.append((target.target_id, item.fim.prime))
+                    bar.update(1)
+                    continue
+                planned.append(item)
             if not planned:
                 continue
             finished = [_finished_predicate(p, family) for p in planned]
@@ -238,17 +253,25 @@ def render_summary(summary: GenerateSummary, console=None) -> None:
     for label, value in [("targets in scope", summary.in_scope),
                          ("already generated (skipped)", summary.already_done),
                          ("generated now", summary.generated),
+                         ("refused: the prime covers the comment", len(summary.refused)),
                          ("failed", len(summary.failed))]:
         table.add_row(label, str(value))
     for reason, n in sorted(summary.cut_reasons.items()):
         table.add_row(f"cut: {reason}", str(n))
     console.print(table)
     console.print(f"max new tokens: {summary.max_new_tokens} ({summary.budget_tokenizer})")
+    console.print(f"prime: {summary.prime} of the reference comment", soft_wrap=True)
     if summary.tokens_generated:
         n = summary.tokens_generated
         console.print(f"tokens generated per item: mean {sum(n) / len(n):.1f}, max {max(n)}, "
                       f"total {sum(n)} ({sum(1 for t in n if t >= summary.max_new_tokens)} of "
                       f"{len(n)} items ran to the budget)")
+    for target_id, prime in summary.refused[:20]:
+        console.print(f"[yellow]refused[/] target {target_id}: the prime {prime!r} leaves no "
+                      f"word of the comment to generate", soft_wrap=True, markup=True,
+                      highlight=False)
+    if len(summary.refused) > 20:
+        console.print(f"... and {len(summary.refused) - 20} more refused")
     for target_id, why in summary.failed[:20]:
         console.print(f"[red]failed[/] target {target_id}: {why}")
     if len(summary.failed) > 20:
@@ -277,11 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fixed budget instead of mean + sigmas*sd of reference lengths")
     p.add_argument("--budget-sigmas", type=float, default=3.0)
     p.add_argument("--tokenizer", metavar="ID_OR_DIR",
-                   help="tokenizer for the budget (openai backend; default: approximation)")
-    p.add_argument("--prime-words", type=int, default=3,
-                   help="words of the reference comment given as prime (study: 3)")
-    p.add_argument("--prime-unit", choices=["words", "tokens"], default="words",
-                   help="count the prime in words (same for every model) or model tokens")
+                   help="openai: the served model's tokenizer, for the prime and the budget "
+                        "(default: the model's own when installed, else its family's packaged "
+                        "vocabulary; else words for the prime and an estimate for the budget)")
+    p.add_argument("--prime-length", "--prime-words", dest="prime_length", type=int, default=3,
+                   help="tokens (or words) of the reference comment given as prime (study: 3)")
+    p.add_argument("--prime-unit", choices=["auto", "tokens", "words"], default="auto",
+                   help="count the prime in the model's tokens (auto: when its tokenizer is "
+                        "known, as the study did) or in words (the same prime for every model)")
     p.add_argument("--device", help="hf: cpu, cuda, cuda:1 ... (default: cuda if available)")
     p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                    help=f"hf on CPU: torch threads (default {DEFAULT_THREADS}: measured faster "
@@ -298,15 +324,42 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def model_tokenizer(args, backend):
+    """The model's own tokenizer as a `corpus.tokens` counter: the hf backend's, `--tokenizer`,
+    else what this machine holds for the model (`corpus.tokens.local_counter`: installed, or
+    its family's packaged vocabulary); None when none is known."""
+    from corpus.tokens import HFTokenCounter, local_counter
+
+    if args.backend == "hf":
+        return HFTokenCounter(args.model, tokenizer=backend.tokenizer)
+    if args.tokenizer:
+        return local_counter(args.tokenizer) or HFTokenCounter(args.tokenizer)
+    return local_counter(args.model)
+
+
+def prime_tokenizer_for(args, counter):
+    """The counter to prime with (tokens), or None (words), per `--prime-unit`."""
+    if args.prime_unit == "words":
+        return None
+    if counter is not None and counter.spans("a b") is not None:
+        return counter
+    if args.prime_unit == "tokens":
+        what = f"{counter.name} gives no token offsets" if counter is not None else \
+            f"no tokenizer is known for {args.model}"
+        raise InputError(f"--prime-unit tokens: {what}; pass --tokenizer ID_OR_DIR (a fast "
+                         f"Hugging Face tokenizer or a .gguf vocabulary), run `python -m "
+                         f"models prepare-vocabs` for the packaged families, or --prime-unit "
+                         f"words")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from corpus.fim import family_for_model, get_family, load_families_file
-    from corpus.tokens import HFTokenCounter
 
     args = build_parser().parse_args(argv)
     if args.families_file:
         load_families_file(args.families_file)
     family = get_family(args.family) if args.family else family_for_model(args.model)
-    budget_counter = None
     if args.backend == "hf":
         from corpus.backends import HFBackend
 
@@ -316,7 +369,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         torch.set_num_threads(args.threads)
         backend = HFBackend(args.model, device=args.device)
-        prime_tokenizer = backend.tokenizer if args.prime_unit == "tokens" else None
     else:
         from corpus.backends import OpenAIBackend
 
@@ -325,29 +377,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         backend = OpenAIBackend(args.model, base_url=args.base_url,
                                 api_key=os.environ.get(args.api_key_env),
                                 timeout=args.timeout, max_retries=args.max_retries)
-        if args.tokenizer:
-            budget_counter = HFTokenCounter(args.tokenizer)
-        prime_tokenizer = None
-        if args.prime_unit == "tokens":
-            if budget_counter is None:
-                raise InputError("--prime-unit tokens with --backend openai needs --tokenizer")
-            prime_tokenizer = budget_counter.tokenizer
+    counter = model_tokenizer(args, backend)
+    prime_tokenizer = prime_tokenizer_for(args, counter)
     summary = run_generation(
         backend, model=args.model, family=family, db_url=args.db, dataset=args.dataset,
         natural_language=args.lang, programming_language=args.programming_language,
         limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
-        budget_sigmas=args.budget_sigmas, budget_counter=budget_counter,
-        n_words=args.prime_words, prime_tokenizer=prime_tokenizer,
+        budget_sigmas=args.budget_sigmas,
+        budget_counter=counter if args.backend == "openai" else None,
+        prime_length=args.prime_length, prime_tokenizer=prime_tokenizer,
         progress=not args.no_progress)
     if not summary.in_scope:
         raise UserError(f"nothing to generate: no target with a source file matches --dataset/"
                         f"--lang/--programming-language (datasets here: "
                         f"{', '.join(dataset_names(args.db)) or 'none'})",
                         exit_code=EXIT_NOTHING_DONE)
+    if prime_tokenizer is None and args.prime_unit == "auto":
+        summary.prime += (f" (no tokenizer with token offsets known for {args.model}: pass "
+                          f"--tokenizer ID_OR_DIR "
+                          f"to prime with its tokens, as the study did)")
     render_summary(summary)
     if summary.stopped:
         return EXIT_ERROR
-    return EXIT_NOTHING_DONE if summary.failed else EXIT_OK
+    nothing = summary.refused and not summary.generated
+    return EXIT_NOTHING_DONE if summary.failed or nothing else EXIT_OK
 
 
 if __name__ == "__main__":

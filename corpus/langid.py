@@ -136,7 +136,12 @@ def word_count(text: str) -> int:
 # Han/kana/Hangul character one word), the script decides and the detector is not asked: short CJK
 # headers such as "sql操作工具类" are otherwise confidently "Italian" or "Turkish", and a Greek
 # comment with English terms "English". One Greek word among three is a third: Greek. A lone Greek
-# letter (α, π, Σ) is a symbol, not a word; CJK needs two characters at least.
+# letter (α, π, Σ) is a symbol, not a word; CJK needs two characters at least. Names are not a
+# language: when the script's words are fewer than half and the other words hold a sentence's
+# grammar (two function words or more of a language of `FUNCTION_WORDS`), the script does not
+# decide and the detector reads the whole comment: "Translated default messages for the jQuery
+# validation plugin. Locale: ZH (Chinese, 中文 (Zhōngwén), 汉语, 漢語)" names Chinese in English,
+# where "导出文件类型 （json、xml、png、csv ...）" lists names in Chinese.
 _SCRIPT_CHARS = {
     "ja": re.compile(r"[\u3040-\u30ff]"),  # kana (Japanese also writes Han)
     "ko": re.compile(r"[\uac00-\ud7af]"),  # Hangul
@@ -160,6 +165,19 @@ def script_language(cleaned: str) -> str | None:
     for language in ("ko", "zh", "el"):
         hits = len(_SCRIPT_CHARS[language].findall(cleaned))
         if hits >= max(_SCRIPT_MINIMUM[language], SCRIPT_SHARE * words):
+            if 2 * hits < words and _sentence_language(cleaned) is not None:
+                return None  # names in a sentence of another language
+            return language
+    return None
+
+
+def _sentence_language(cleaned: str) -> str | None:
+    """A language of `FUNCTION_WORDS` whose grammar the comment's words carry (two of its
+    function words or more, of two letters or more: one-letter names such as `a` or `w` are
+    often variables), or None."""
+    words = [w.lower() for w in re.findall(r"[^\W\d_]{2,}", cleaned)]
+    for language, own in FUNCTION_WORDS.items():
+        if sum(w in own for w in words) >= 2:
             return language
     return None
 

@@ -111,6 +111,15 @@ class HFTokenCounter:
     def count(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def spans(self, text: str) -> list[tuple[int, int]] | None:
+        """Each token's [start, end) characters in `text` (None: a slow tokenizer, which
+        gives no offsets)."""
+        try:
+            encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        except NotImplementedError:
+            return None
+        return [(start, end) for start, end in encoded["offset_mapping"]]
+
 
 class VocabTokenCounter:
     """A model family's real tokenizer from a vocabulary-only GGUF file (`models.vocabs`),
@@ -127,17 +136,67 @@ class VocabTokenCounter:
             raise ModelUnavailableError(f"{path}: counting with a GGUF vocabulary needs "
                                         f"llama-cpp-python (pip install llama-cpp-python)"
                                         ) from None
-        self.vocab = Llama(model_path=os.fspath(path), vocab_only=True, verbose=False)
+        import contextlib
+        import io
+
+        # llama-cpp-python prints a context warning to sys.stderr even when not verbose
+        # ("llama_context: n_ctx_seq (512) > n_ctx_train (0)"): a counter has no context
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.vocab = Llama(model_path=os.fspath(path), vocab_only=True, verbose=False)
+        self._vocab_pointer = None
         self.name = name or f"gguf:{os.path.basename(os.fspath(path))}"
 
     def count(self, text: str) -> int:
         return len(self.vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+    def spans(self, text: str) -> list[tuple[int, int]] | None:
+        """Each token's [start, end) characters in `text`, from the bytes of its piece (a piece
+        holding part of a character spans that whole character, as the Hugging Face
+        tokenizers' offsets do); None when the pieces do not spell `text` back."""
+        data = text.encode("utf-8")
+        ids = self.vocab.tokenize(data, add_bos=False, special=False)
+        pieces = [self._piece(token) for token in ids]
+        joined = b"".join(pieces)
+        shift = 0
+        if joined != data:  # SentencePiece (Llama) writes a space before the text
+            if joined != b" " + data:
+                return None
+            shift = 1
+        char_at = []  # the character each byte belongs to
+        for index, ch in enumerate(text):
+            char_at.extend([index] * len(ch.encode("utf-8")))
+        spans, at = [], -shift
+        for piece in pieces:
+            start, end = max(at, 0), at + len(piece)
+            at = end
+            if end <= start:
+                spans.append((len(text) if start >= len(data) else char_at[start],) * 2)
+                continue
+            spans.append((char_at[start], char_at[end - 1] + 1))
+        return spans
 
-def counter_for(model_id: str) -> TokenCounter:
-    """The best counter for a target model: its own tokenizer when installed, else its family's
-    packaged vocabulary, else its tokenizer from the hub or a packaged model; `ApproxTokenCounter`
-    (a calibrated estimate, which reports say is one) when none of these is at hand."""
+    def _piece(self, token: int) -> bytes:
+        """A token's bytes (`Llama.detokenize` cuts pieces longer than 32 bytes, such as a run
+        of 32 `#`, to nothing)."""
+        import ctypes
+
+        import llama_cpp
+
+        if self._vocab_pointer is None:
+            self._vocab_pointer = llama_cpp.llama_model_get_vocab(self.vocab.model)
+        size = 64
+        while True:
+            buffer = ctypes.create_string_buffer(size)
+            n = llama_cpp.llama_token_to_piece(self._vocab_pointer, token, buffer, size, 0, False)
+            if n >= 0:
+                return buffer.raw[:n]
+            size = -n  # too small: n is minus the size needed
+
+
+def local_counter(model_id: str) -> TokenCounter | None:
+    """The model's tokenizer from what is on this machine, without weights or network: a
+    `.gguf` vocabulary given as such, the tokenizer installed (a local folder, the Hugging Face
+    cache, a built packaged model), else its family's packaged vocabulary; None when none is."""
     from models import ModelUnavailableError, family_vocab, installed_tokenizer
 
     if model_id.endswith(".gguf") and os.path.isfile(model_id):
@@ -150,7 +209,19 @@ def counter_for(model_id: str) -> TokenCounter:
         try:
             return VocabTokenCounter(vocab, name=f"gguf:{vocab.stem} (family of {model_id})")
         except ModelUnavailableError:
-            pass  # llama-cpp-python is not installed: try the other ways
+            pass  # llama-cpp-python is not installed
+    return None
+
+
+def counter_for(model_id: str) -> TokenCounter:
+    """The best counter for a target model: `local_counter`, else its tokenizer from the hub or
+    a packaged model; `ApproxTokenCounter` (a calibrated estimate, which reports say is one)
+    when none of these is at hand."""
+    from models import ModelUnavailableError
+
+    local = local_counter(model_id)
+    if local is not None:
+        return local
     try:
         return HFTokenCounter(model_id)
     except ModelUnavailableError:

@@ -100,24 +100,57 @@ def register_family(family: FimFamily, *, replace: bool = False) -> None:
 
 
 def load_families_file(path: str | Path) -> list[FimFamily]:
-    """Register the families of a JSON file (a list of objects); returns them."""
+    """Register the families of a JSON file (a list of objects); returns them. A file that
+    cannot be read, is not UTF-8 JSON, or holds a malformed family is an InputError naming the
+    file (and the family), and registers nothing."""
     try:
-        items = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise InputError(f"cannot read FIM families from {path}: {error}") from None
-    families = []
-    for index, item in enumerate(items if isinstance(items, list) else [items]):
-        try:
-            family = FimFamily(name=item["name"], template=item["template"],
-                               stops=tuple(item.get("stops", ())),
-                               patterns=tuple(item.get("patterns", ())),
-                               uses_suffix=bool(item.get("uses_suffix", True)),
-                               source=item.get("source", str(path)))
-        except (KeyError, TypeError, ValueError) as error:
-            raise InputError(f"{path}: family #{index}: {error}") from None
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read FIM families from {path}: {error.strerror or error}"
+                         ) from None
+    try:
+        items = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise InputError(f"{path}: the FIM families file is not UTF-8 text (byte "
+                         f"0x{raw[error.start]:02x} on line {line}): save it as UTF-8") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: the FIM families file is not JSON: {error}") from None
+    families = [_family_of(item, index, path)
+                for index, item in enumerate(items if isinstance(items, list) else [items])]
+    for family in families:
         register_family(family, replace=True)
-        families.append(family)
     return families
+
+
+def _strings(item: dict, key: str) -> tuple[str, ...]:
+    value = item.get(key, ())
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{key!r} must be a list of strings")
+    return tuple(value)
+
+
+def _family_of(item, index: int, path) -> FimFamily:
+    """One family of a families file; InputError naming the file and the family."""
+    try:
+        if not isinstance(item, dict):
+            raise ValueError(f"expected an object with 'name' and 'template', not "
+                             f"{type(item).__name__}")
+        if not isinstance(item.get("name"), str) or not isinstance(item.get("template"), str):
+            raise ValueError("'name' and 'template' must be strings")
+        patterns = _strings(item, "patterns")
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"pattern {pattern!r} is not a regular expression: {error}"
+                                 ) from None
+        return FimFamily(name=item["name"], template=item["template"],
+                         stops=_strings(item, "stops"), patterns=patterns,
+                         uses_suffix=bool(item.get("uses_suffix", True)),
+                         source=str(item.get("source", path)))
+    except ValueError as error:
+        raise InputError(f"{path}: family #{index}: {error}") from None
 
 
 def families() -> dict[str, FimFamily]:

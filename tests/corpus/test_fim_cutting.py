@@ -16,6 +16,7 @@ from corpus.fim import (
     load_families_file,
     prime_end,
 )
+from corpus.tokens import HFTokenCounter, VocabTokenCounter
 
 CODE = "int f() {\n    /** Berekent de som van {a} en b. */\n    return a + b;\n}\n"
 START = CODE.index("/**")
@@ -108,11 +109,76 @@ def test_prime_is_the_first_three_words(comment, closer, prime):
 
 def test_prime_in_model_tokens(smollm2):
     _, tokenizer = smollm2
+    counter = HFTokenCounter("HuggingFaceTB/SmolLM2-135M-Instruct", tokenizer=tokenizer)
     comment = "// Berekent de som van twee getallen"
-    end = prime_end(comment, 3, tokenizer=tokenizer)
+    end = prime_end(comment, 3, tokenizer=counter)
     assert comment.startswith(comment[:end]) and end < len(comment)
-    pieces = tokenizer(comment[:end], add_special_tokens=False)["input_ids"]
-    assert len(pieces) >= 3
+    offsets = tokenizer(comment[:end], add_special_tokens=False,
+                        return_offsets_mapping=True)["offset_mapping"]
+    assert sum(any(ch.isalnum() for ch in comment[a:b]) for a, b in offsets) == 3
+
+
+@pytest.mark.parametrize("comment, closer, middle", [
+    ("// πλήθος αλόγων", "", False),  # two words: a 3-word prime is the whole comment
+    ("// συναρτήσεις μέλη.", "", False),  # what is left holds no word
+    ("/* Te kort */", "*/", False),
+    ("// 计算两个整数的和", "", True),  # each CJK character is a word
+    ("// αύξουσα ταξινόμηση του πίνακα", "", True),
+])
+def test_a_prime_by_words_must_leave_a_word_to_generate(comment, closer, middle):
+    content = "int x;\n" + comment + "\nint y;\n"
+    fim = build_fim_prompt(content, 7, 7 + len(comment), get_family("starcoder2"), closer=closer)
+    assert fim.leaves_middle is middle
+    assert comment.startswith(fim.prime) and fim.prefix == content[:7] + fim.prime
+
+
+def _vocab(vocabs, name):
+    return VocabTokenCounter(next(p for p in vocabs if p.name == f"ggml-vocab-{name}.gguf"))
+
+
+@pytest.mark.parametrize("vocab, comment, closer, prime, middle", [
+    # Gemma cuts Greek words in pieces: its 3rd token ends inside the 2nd word
+    ("gemma-4", "// πλήθος αλόγων", "", "// πλήθος α", False),
+    ("starcoder", "// πλήθος αλόγων", "", "// πλή", True),  # one token per Greek letter
+    ("gemma-4", "// 计算两个整数的和", "", "// 计算两个整数", True),
+    # SentencePiece writes a space before the text; the marker token is not counted
+    ("llama-spm", "/** Berekent de som van a */", "*/", "/** Berekent", True),
+    ("llama-spm", "// Geeft terug", "", "// Geeft terug", False),
+])
+def test_prime_in_the_models_own_tokens(vocabs, vocab, comment, closer, prime, middle):
+    counter = _vocab(vocabs, vocab)
+    content = "int x;\n" + comment + "\n"
+    fim = build_fim_prompt(content, 7, 7 + len(comment), get_family("codegemma"), closer=closer,
+                           tokenizer=counter)
+    assert fim.prime == prime and fim.leaves_middle is middle
+
+
+@pytest.mark.parametrize("vocab", ["gemma-4", "starcoder", "llama-spm", "qwen2"])
+def test_vocabulary_token_spans_cover_the_text_in_order(vocabs, vocab):
+    counter = _vocab(vocabs, vocab)
+    for text in ["// " + "#" * 44 + "\n// global functions",  # a piece over 32 bytes
+                 "  // 计算两个整数的和", "/** Ελληνικά é 😀 naïve */"]:
+        spans = counter.spans(text)
+        assert spans is not None and len(spans) == counter.count(text)
+        assert spans[0][0] == 0 and spans[-1][1] == len(text)
+        for (start, end), (next_start, next_end) in zip(spans, spans[1:]):
+            # in order, no gap; a character split into bytes is spanned by each of its pieces
+            assert start <= next_start <= end <= next_end
+
+
+def test_a_token_prime_is_read_back_by_the_release_import(vocabs):
+    """db's release import finds a target from its FIM input's prefix (the file up to the
+    comment plus the prime): a prime cut inside a word still pins the right occurrence."""
+    from db.formats.spans import locate_comment
+
+    comment = "// αύξουσα ταξινόμηση του πίνακα"
+    content = f"void a() {{\n    {comment}\n}}\nvoid b() {{\n    {comment}\n}}\n"
+    second = content.rindex(comment)
+    counter = _vocab(vocabs, "gemma-4")
+    fim = build_fim_prompt(content, second, second + len(comment), get_family("codegemma"),
+                           tokenizer=counter)
+    assert not fim.prime.endswith(("αύξουσα", "ταξινόμηση"))  # cut inside a word
+    assert locate_comment(content, comment, [fim.prompt]) == (second, second + len(comment))
 
 
 CUTS = [

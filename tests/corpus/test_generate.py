@@ -152,7 +152,7 @@ def test_openai_backend_stores_exact_input_raw_output_and_cut(any_db_url, comple
     code = generate_main(["--model", "codellama/CodeLlama-7b-hf", "--backend", "openai",
                           "--base-url", completions_server, "--api-key-env", "TEST_ENDPOINT_KEY",
                           "--db", db_url, "--batch-size", "2", "--max-new-tokens", "40",
-                          "--no-progress"])
+                          "--prime-unit", "words", "--no-progress"])
     assert code == 0
     rows = generations(db_url, "codellama/CodeLlama-7b-hf")
     assert sorted(rows) == ids
@@ -230,6 +230,29 @@ def test_cli_errors_are_clear(db_url, capsys):
     assert "--base-url" in capsys.readouterr().err
 
 
+
+
+@pytest.mark.parametrize("content, message", [
+    ('[{"name": "mine", "template": "{prefix}{suffix}", "source": "caf\xe9"}]'.encode("latin-1"),
+     "the FIM families file is not UTF-8 text (byte 0xe9 on line 1): save it as UTF-8"),
+    (b'[{"name": "mine", "template": "{prefix}{suffix}",', "the FIM families file is not JSON"),
+    (b"[1]", "family #0: expected an object with 'name' and 'template', not int"),
+    (b'[{"name": "mine", "template": "{prefix}{suffix}", "patterns": [3]}]',
+     "family #0: 'patterns' must be a list of strings"),
+    (b'[{"name": "mine", "template": "{prefix}{suffix}", "patterns": ["(["]}]',
+     "family #0: pattern '([' is not a regular expression"),
+])
+def test_a_bad_families_file_is_one_line_naming_it(tmp_path, capsys, content, message):
+    path = tmp_path / "families.json"
+    path.write_bytes(content)
+    generate = as_command(generate_main, "python -m corpus.generate")
+    code = generate(["--model", "acme/mystery-7b", "--backend", "openai", "--base-url",
+                     "http://127.0.0.1:9/v1", "--families-file", str(path),
+                     "--db", f"sqlite:///{tmp_path / 'never.db'}"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "internal error" not in err
+    assert f"error: {path}: " in err and message in err
+    assert not (tmp_path / "never.db").exists()  # refused before the database was opened
 def test_a_dataset_with_nothing_to_generate_says_so(db_url, capsys):
     add_targets(db_url)
     generate = as_command(generate_main, "python -m corpus.generate")
@@ -239,6 +262,76 @@ def test_a_dataset_with_nothing_to_generate_says_so(db_url, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nothing to generate: no target with a source file matches " \
         "--dataset/--lang/--programming-language (datasets here: " in err
+
+
+GREEK_C = "int main() {\n    // πλήθος αλόγων\n    int n = 5;\n    return n;\n}\n"
+
+
+def add_greek_target(db_url: str) -> int:
+    """A target of two words (chgogos/oop's `// πλήθος αλόγων`) in the dataset of `add_targets`."""
+    from db import get_engine
+    from db.models import Dataset, SourceFile, Target
+
+    comment = "// πλήθος αλόγων"
+    with Session(get_engine(db_url)) as session:
+        dataset = session.exec(select(Dataset).where(Dataset.name == "gen-test")).one()
+        source = SourceFile(dataset_id=dataset.id, natural_language="el",
+                            programming_language="cpp", path="horses.cpp", content=GREEK_C,
+                            content_sha256="horses.cpp")
+        session.add(source)
+        session.flush()
+        start = GREEK_C.index(comment)
+        target = Target(source_file_id=source.id, span_start=start, span_end=start + len(comment),
+                        original_comment=comment, comment_kind="line")
+        session.add(target)
+        session.commit()
+        return target.id
+
+
+def test_the_prime_is_the_models_tokens_and_a_covered_target_is_refused(
+        db_url, completions_server, vocabs, capsys):
+    """Issue 41: the study primed with the model's first 3 tokens; a target whose prime leaves
+    no word to write is not sent (Gemma's 3rd token ends inside `αλόγων`)."""
+    ids = add_targets(db_url)
+    greek = add_greek_target(db_url)
+    gemma = next(p for p in vocabs if p.name == "ggml-vocab-gemma-4.gguf")
+    generate = as_command(generate_main, "python -m corpus.generate")
+    argv = ["--model", "google/codegemma-7b", "--backend", "openai", "--base-url",
+            completions_server, "--tokenizer", str(gemma), "--db", db_url,
+            "--max-new-tokens", "40", "--no-progress"]
+    assert generate(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    rows = generations(db_url, "google/codegemma-7b")
+    assert sorted(rows) == ids  # the Greek target was not sent
+    java = rows[ids[0]]
+    assert java.params["prime"] == "/**\n     * Berekent"
+    assert (java.params["prime_unit"], java.params["prime_tokenizer"],
+            java.params["prime_length"]) == ("tokens", "gguf:ggml-vocab-gemma-4.gguf", 3)
+    assert f"refused target {greek}: the prime '// πλήθος α' leaves no word of the comment " \
+           "to generate" in out
+    assert "prime: first 3 tokens of gguf:ggml-vocab-gemma-4.gguf of the reference comment" in out
+    assert generate(argv) == 1  # only the refused target left: nothing useful done
+    assert sorted(generations(db_url, "google/codegemma-7b")) == ids
+
+
+def test_without_a_known_tokenizer_the_prime_counts_words_and_says_so(db_url, completions_server,
+                                                                       capsys):
+    ids = add_targets(db_url)
+    generate = as_command(generate_main, "python -m corpus.generate")
+    argv = ["--model", "acme/mystery-7b", "--family", "starcoder2", "--backend", "openai",
+            "--base-url", completions_server, "--db", db_url, "--max-new-tokens", "40",
+            "--no-progress"]
+    assert generate(argv + ["--prime-unit", "tokens"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--prime-unit tokens: no tokenizer is known for " \
+        "acme/mystery-7b; pass --tokenizer ID_OR_DIR" in err
+    assert generate(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "prime: first 3 words (no tokenizer with token offsets known for acme/mystery-7b: " \
+           "pass --tokenizer ID_OR_DIR to prime with its tokens, as the study did)" in out
+    rows = generations(db_url, "acme/mystery-7b")
+    assert sorted(rows) == ids and rows[ids[0]].params["prime_unit"] == "words"
+    assert rows[ids[0]].params["prime"] == "/**\n     * Berekent de som"
 
 
 @pytest.mark.slow

@@ -92,6 +92,25 @@ def test_greek_with_english_terms_is_greek(detector):
     assert (verdict.status, verdict.detected) == ("match", "el")
 
 
+# Issue 41: names in a comment are not its language (RuoYi's jQuery validation messages_zh.js)
+NAMES_IN_ENGLISH = ("/*\n * Translated default messages for the jQuery validation plugin.\n"
+                    " * Locale: ZH (Chinese, 中文 (Zhōngwén), 汉语, 漢語)\n */")
+
+
+def test_an_english_comment_naming_chinese_is_not_chinese(detector):
+    verdict = judge_language(NAMES_IN_ENGLISH, "zh", detector)
+    assert verdict.status == "mismatch" and verdict.rule != "script"
+
+
+@pytest.mark.parametrize("comment", [
+    "// 导出文件类型 （json、xml、png、csv、txt、sql、doc、excel、xlsx、powerpoint、pdf）",
+    "/**\n * 记录访问日志 [username][jsessionid][ip][accept][UserAgent][url][params][Referer]\n */",
+])
+def test_chinese_listing_english_names_stays_chinese(detector, comment):
+    verdict = judge_language(comment, "zh", detector)
+    assert (verdict.status, verdict.detected, verdict.rule) == ("match", "zh", "script")
+
+
 def test_code_switched_dutch_and_polish_count_for_their_language(detector):
     dutch = judge_language("/// Constructor voor dependency injection", "nl", detector)
     assert (dutch.status, dutch.rule) == ("match", "code_switched")
@@ -206,7 +225,7 @@ def test_exit_codes_missing_path_empty_folder_nothing_kept(tmp_path, db_url, cap
     comments = json.loads(report.read_text(encoding="utf-8"))["comments"]
     assert comments == [{"file": str(tmp_path / "kort" / "a.py"), "line": 1, "kind": "line",
                          "decision": "dropped", "reason": "too_short", "language": "",
-                         "excerpt": "# kort"}]
+                         "detail": "", "excerpt": "# kort"}]
 
 
 @pytest.mark.parametrize("body, code", [
@@ -247,3 +266,80 @@ def test_target_order_skips_file_and_class_headers(detector):
 
     ordered = target_order(selected[0].targets, source, selected[0].targets)
     assert [c.line for c in ordered] == [9, 5, 1, 3]
+
+
+# Issue 41: a file's informative comment is its target (chgogos/oop shapes)
+LABELS_AND_EXPLANATION = """class Fraction {
+    // συναρτήσεις μέλη
+    void set(int n);
+    int get() {
+        // επιστρέφει τον αριθμητή του κλάσματος χωρίς να το αλλάξει
+        return n;
+    }
+};
+"""
+
+TRANSCRIPT = """#include <iostream>
+#include <string>
+
+int main()
+{
+    std::wcout << L"ΠΩΣ ΣΕ ΛΕΝΕ; ";
+    std::wstring str;
+    std::wcin >> str;
+    std::wcout << L"ΓΕΙΑ ΣΟΥ " << str << "\\n";
+    return 0;
+}
+
+/*
+ΠΩΣ ΣΕ ΛΕΝΕ; ΣΩΚΡΑΤΗΣ
+ΓΕΙΑ ΣΟΥ ΣΩΚΡΑΤΗΣ
+*/
+"""
+
+OUTPUT_AND_HEADER = """// εύρεση του αθροίσματος των στοιχείων ενός πίνακα ακεραίων
+
+int main()
+{
+    int a[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    int sum = 0;
+    for (int i = 0; i < 10; i++) sum += a[i];
+    std::cout << sum << std::endl;
+}
+
+/*
+55
+το άθροισμα των δέκα πρώτων ακεραίων είναι πάντα 55
+*/
+"""
+
+
+def test_an_explanation_is_chosen_ahead_of_a_label(detector):
+    """`// συναρτήσεις μέλη` (member functions) names a section; the target is the comment that
+    explains (both pass: no prime check here)."""
+    config = SelectionConfig(prime_covers=False, min_tokens=1)
+    selected, report = select_targets([SourceText("frac.cpp", LABELS_AND_EXPLANATION, "cpp")],
+                                      "el", config, detector=detector)
+    assert [t.line for t in selected[0].targets] == [5]
+    by_line = {d["line"]: d for d in report.decisions}
+    assert (by_line[2]["decision"], by_line[2]["reason"]) == ("passed", "not_chosen")
+
+
+def test_a_console_transcript_is_no_target(detector):
+    selected, report = select_targets([SourceText("greek5.cpp", TRANSCRIPT, "cpp")], "el",
+                                      SelectionConfig(), detector=detector)
+    assert selected == [] and report.removed["program_output"] == 1
+    (decision,) = [d for d in report.decisions if d["kind"] == "block"]
+    assert decision["reason"] == "program_output"
+    kept, _ = select_targets([SourceText("greek5.cpp", TRANSCRIPT, "cpp")], "el",
+                             SelectionConfig(program_output=False), detector=detector)
+    assert kept and kept[0].targets[0].line == 13  # what was chosen before
+
+
+def test_the_header_is_chosen_ahead_of_a_postscript_after_the_code(detector):
+    """A comment after the last line of code (the program's output and a note on it) explains
+    no code; the file's explanation at the top is the target."""
+    selected, report = select_targets([SourceText("dbg2.cpp", OUTPUT_AND_HEADER, "cpp")], "el",
+                                      SelectionConfig(), detector=detector)
+    assert [t.line for t in selected[0].targets] == [1]
+    assert {d["line"]: d["reason"] for d in report.decisions}[11] == "not_chosen"

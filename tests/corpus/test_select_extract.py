@@ -215,3 +215,54 @@ def test_dry_run_writes_nothing(tmp_path):
                          db_url=f"sqlite:///{db_file}", dry_run=True, console=False)
     assert result.report.targets_out == 1 and result.written_files == 0
     assert result.dataset_id is None and not db_file.exists()
+
+
+HORSES = """int main() {
+    // πλήθος αλόγων
+    int n = 5;
+    return n;
+}
+"""
+
+
+def test_a_comment_the_prime_would_cover_is_refused_and_explained(tmp_path, db_url, capsys):
+    """Issue 41: a comment of three words or fewer, primed with its first three words, would be
+    handed to the model whole."""
+    (tmp_path / "horses.cpp").write_text(HORSES, encoding="utf-8")
+    report_path = tmp_path / "r.json"
+    extract = as_command(extract_main, "python -m corpus.extract")
+    base = [str(tmp_path), "--lang", "el", "--dataset", "oop", "--db", db_url, "--dry-run",
+            "--min-tokens", "1"]
+    assert extract(base + ["--explain", "--report-json", str(report_path)]) == 1
+    out = capsys.readouterr().out
+    assert "prime_covers [el (script, match)] [first 3 words: '// πλήθος αλόγων']" in out
+    assert "prime check (a word must be left to generate): first 3 words (words: the token " \
+           "estimate has no tokens to prime with; --tokenizer MODEL_ID checks the model's own)" \
+           in " ".join(out.split())
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    (comment,) = report["comments"]
+    assert (comment["reason"], comment["detail"]) == (
+        "prime_covers", "first 3 words: '// πλήθος αλόγων'")
+    assert report["primes"] == ["first 3 words"]
+    assert extract(base + ["--no-prime-covers"]) == 0
+
+
+def test_the_prime_check_counts_each_tokenizers_own_tokens(vocabs, detector):
+    from corpus.tokens import VocabTokenCounter
+
+    gemma, starcoder = (VocabTokenCounter(next(p for p in vocabs if p.name == name))
+                        for name in ("ggml-vocab-gemma-4.gguf", "ggml-vocab-starcoder.gguf"))
+    config = SelectionConfig(min_tokens=1)
+    source = SourceText("horses.cpp", HORSES, "cpp")
+    # StarCoder spells Greek letter by letter: `// πλή` leaves a word to write
+    selected, report = select_targets([source], "el", config, detector=detector,
+                                      counters=[starcoder])
+    assert [t.line for t in selected[0].targets] == [2]
+    # Gemma's third token ends inside `αλόγων`: refused, whatever the other tokenizer says
+    selected, report = select_targets([source], "el", config, detector=detector,
+                                      counters=[starcoder, gemma])
+    assert selected == [] and report.removed["prime_covers"] == 1
+    assert report.decisions[0]["detail"] == ("first 3 tokens of gguf:ggml-vocab-gemma-4.gguf: "
+                                             "'// πλήθος α'")
+    assert report.primes == ["first 3 tokens of gguf:ggml-vocab-starcoder.gguf",
+                             "first 3 tokens of gguf:ggml-vocab-gemma-4.gguf"]

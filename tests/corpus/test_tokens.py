@@ -53,13 +53,6 @@ def test_the_estimate_still_drops_a_file_far_over_the_window():
     assert selected == [] and report.removed["context_window"] == 1
 
 
-@pytest.fixture(scope="module")
-def vocabs():
-    from models.vocabs import prepare_vocabs
-
-    return prepare_vocabs()  # the sdist is downloaded once, then its files are kept
-
-
 @pytest.mark.parametrize("model, vocab", [
     ("google/codegemma-7b", "gemma-4"), ("bigcode/starcoder2-7b", "starcoder"),
     ("codellama/CodeLlama-7b-hf", "llama-spm"), ("Qwen/Qwen2.5-Coder-7B", "qwen2"),
