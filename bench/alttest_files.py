@@ -57,7 +57,7 @@ def write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def main() -> None:
+def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("folder", type=Path, help="an AltTest data/<dataset> folder")
     p.add_argument("--out", type=Path, required=True)
@@ -70,7 +70,7 @@ def main() -> None:
     p.add_argument("--label-share", type=float, default=1.0, metavar="SHARE",
                    help="keep the human labels of this random share of the keys (default 1)")
     p.add_argument("--seed", type=int, default=0, help="of --label-share's draw")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     scale = dict(pair.split("=", 1) for pair in args.scale.split(","))
     humans = json.loads((args.folder / "human_annotations.json").read_text(encoding="utf-8"))
     llms = json.loads((args.folder / "llm_annotations.json").read_text(encoding="utf-8"))
@@ -99,7 +99,13 @@ def main() -> None:
     print(f"{len(humans)} annotators, {len(llms)} LLMs; values left out (not in --scale): "
           f"{dict(skipped) or 'none'}")
     print("\n".join(commands))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testing/, not installed
+    from testing.bench import run
+
+    sys.exit(run(main, "bench/alttest_files.py"))
