@@ -154,25 +154,22 @@ def answers_html(report: AlignReport, figure: str = "") -> str:
     (an embedded figure's HTML) beside it."""
     summary = summarise(report)
     parts = ["<h2>The answers</h2>"]
-    if not summary.ranking.empty:
-        head = ("<tr><th>over</th><th>rank</th><th>model</th><th>n</th><th>mean score</th>"
-                "<th>95% CI</th><th>letters</th></tr>")
-        body = "".join(
-            f"<tr><td>{html.escape(str(r.group))}</td><td class='n'>{i}</td>"
-            f"<td>{html.escape(str(r.model))}</td><td class='n'>{r.n}</td>"
-            f"<td class='n'>{_number(r.mean_score)}</td>"
-            f"<td class='n'>{_interval(r.mean_score_low, r.mean_score_high)}</td>"
-            f"<td>{html.escape(r.letters)}</td></tr>"
-            for _, rows in summary.ranking.groupby("group", sort=False)
-            for i, r in enumerate(rows.itertuples(), 1))
+    groups, rows = ranking_grid(summary)
+    if rows:
+        head = "<tr><th>model</th>" + "".join(f"<th>{html.escape(g)}</th>" for g in groups) + \
+            "</tr>"
+        body = "".join(f"<tr><td>{html.escape(model)}</td>"
+                       + "".join(f"<td class='n'>{html.escape(c)}</td>" for c in cells) + "</tr>"
+                       for model, cells in rows)
         parts.append("<h3>Which model writes the best comments</h3>"
                      f"<div class='scroll'><table class='t' id='quality'><thead>{head}</thead>"
                      f"<tbody>{body}</tbody></table></div>{figure}"
-                     "<p class='meta'>Mean score of the human labels (correct 1, partial 0.5, "
-                     "incorrect 0) with Student's t 95% interval; models sharing a letter are "
-                     "not told apart (paired sign-flip permutation tests on the targets both "
-                     f"have labelled, Holm within each language, alpha {summary.alpha}). Shares "
-                     "with Wilson intervals: <a href='quality.csv'>quality.csv</a>; every pair: "
+                     "<p class='meta'>Per column (all items, then each language): the model's "
+                     "rank, the mean score of the human labels (correct 1, partial 0.5, incorrect "
+                     "0) and its 95% interval (Student's t); models sharing a letter are not told "
+                     "apart (exact paired permutation tests on the targets both have labelled, "
+                     f"Holm within each column, alpha {summary.alpha}). Shares with Wilson "
+                     "intervals: <a href='quality.csv'>quality.csv</a>; every pair: "
                      "<a href='quality_tests.csv'>quality_tests.csv</a>.</p>")
     blocks = [(_best_line("metric", summary.best.get("metric")), [])]
     if report.judges is not None:
