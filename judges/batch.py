@@ -49,14 +49,14 @@ from judges.prompts import request_clusters
 from judges.runner import (
     RunConfig,
     RunSummary,
+    StoredRun,
     bill_in,
     finished_targets,
-    get_or_create_run,
     judge_target,
-    load_targets,
     run_version,
     store_outcome,
 )
+from judges.targets import load_targets
 from nlce.cli import UserError
 
 ENDPOINT = "/v1/chat/completions"
@@ -171,21 +171,24 @@ def _save(db_url, row_id: int, **values) -> None:
                      .values(**values))
 
 
-def submit(api: BatchApi, db_url, run_id: int, requests: dict) -> models.JudgeBatch:
-    """Store the submission, upload its JSONL and create the batch, storing each id as it comes.
+def submit(api: BatchApi, db_url, run: StoredRun, requests: dict) -> models.JudgeBatch:
+    """Upload the requests' JSONL, then store the submission (the run's row too, if this is its
+    first) and create the batch, storing its id as it comes. Nothing is stored before the
+    provider holds the file: an endpoint that cannot take it leaves no row behind.
     `requests`: custom_id -> {"target_id", "cluster", "key", "format", "body"}."""
     submission = uuid.uuid4().hex
-    with session_scope(db_url) as session:
-        row = models.JudgeBatch(run_id=run_id, submission=submission, requests={
-            cid: {k: v for k, v in r.items() if k != "body"} for cid, r in requests.items()})
-        session.add(row)
-        session.flush()
-        row_id = row.id
     lines = "".join(json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT,
                                 "body": r["body"]}, ensure_ascii=False) + "\n"
                     for cid, r in requests.items())
-    uploaded = api.upload(f"judge-run-{run_id}-{submission[:8]}.jsonl", lines.encode())
-    _save(db_url, row_id, input_file_id=uploaded.id)
+    uploaded = api.upload(f"nlce-judge-{submission[:12]}.jsonl", lines.encode())
+    run_id = run.ensure()
+    with session_scope(db_url) as session:
+        row = models.JudgeBatch(run_id=run_id, submission=submission, input_file_id=uploaded.id,
+                                requests={cid: {k: v for k, v in r.items() if k != "body"}
+                                          for cid, r in requests.items()})
+        session.add(row)
+        session.flush()
+        row_id = row.id
     return _create(api, db_url, row_id, uploaded.id, submission, run_id)
 
 
@@ -302,28 +305,26 @@ def run_batch(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
     with session_scope(db_url) as session:
         targets = load_targets(session, config.lang, dataset, limit)
         version = run_version(config, targets, tax)
-        run = get_or_create_run(session, config, version, price_known)
-        run_id, signature = run.id, run.signature
+        run = StoredRun(db_url, config, version, price_known, session)
         open_rows = session.exec(select(models.JudgeBatch).where(
-            models.JudgeBatch.run_id == run_id, models.JudgeBatch.status != "collected")
-            .order_by(models.JudgeBatch.id)).all()
+            models.JudgeBatch.run_id == run.run_id, models.JudgeBatch.status != "collected")
+            .order_by(models.JudgeBatch.id)).all() if run.run_id is not None else []
         session.expunge_all()
-    summary = RunSummary(run_id, signature, version, len(targets), 0, 0, {}, 0, 0, 0, 0,
+    summary = RunSummary(run.run_id, run.signature, version, len(targets), 0, 0, {}, 0, 0, 0, 0,
                          0.0 if price_known else None, None)
     try:
-        _submit_and_collect(api, client, config, tax, db_url, targets, open_rows, summary,
+        _submit_and_collect(api, client, config, tax, db_url, targets, open_rows, summary, run,
                             prices, progress, redo, poll_s, wait_for_it)
     except EndpointUnusable as exc:  # as on the live path: the run stops, one line, exit 1
         summary.stopped = str(exc)
-    with session_scope(db_url) as session:
-        summary.run_cost_usd = session.get(models.JudgeRun, run_id).cost_usd
+    summary.run_id, summary.run_cost_usd = run.run_id, run.cost_so_far()
     return summary
 
 
 def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url,
-                        targets: list, open_rows: list, summary: RunSummary, prices: dict,
-                        progress: bool, redo, poll_s: float, wait_for_it: bool) -> None:
-    run_id = summary.run_id
+                        targets: list, open_rows: list, summary: RunSummary, run: StoredRun,
+                        prices: dict, progress: bool, redo, poll_s: float,
+                        wait_for_it: bool) -> None:
     by_id = {t.target_id: t for t in targets}
     row = None
     for candidate in open_rows:
@@ -331,7 +332,7 @@ def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, t
         if row is not None:
             break
     if row is None:
-        done, redone = _finished(db_url, run_id, config, tax, redo)
+        done, redone = _finished(db_url, run.run_id, config, tax, redo)
         todo = [t for t in targets if t.target_id not in done]
         summary.targets_skipped = len(targets) - len(todo)
         requests = {}
@@ -339,14 +340,14 @@ def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, t
             collecting = Collecting(client)
             outcome = judge_target(collecting, target, config, tax, target.target_id in redone)
             if not collecting.pending:  # every answer from the cache: stored now
-                _store(db_url, run_id, [outcome], tax, summary, {})
+                _store(db_url, run.ensure(), [outcome], tax, summary, {})
                 continue
             for key, request in collecting.pending.items():
                 requests[f"r{len(requests) + 1}"] = {"target_id": target.target_id,
                                                      "key": key, **request}
         if not requests:
             return
-        row = submit(api, db_url, run_id, requests)
+        row = submit(api, db_url, run, requests)
         summary.notes.append(f"batch {row.batch_id}: {len(requests)} request(s) in one file "
                              "submitted")
     else:
@@ -363,7 +364,7 @@ def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, t
                          f"{calls}")
 
 
-def _finished(db_url, run_id: int, config: RunConfig, tax, redo) -> tuple[set, set]:
+def _finished(db_url, run_id: int | None, config: RunConfig, tax, redo) -> tuple[set, set]:
     with session_scope(db_url) as session:
         return finished_targets(session, run_id, len(request_clusters(config.prompt_strategy,
                                                                       tax)), redo)

@@ -27,13 +27,13 @@ import random
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from judges.cache import ResponseCache, cache_key
 from judges.tokens import count_prompt_tokens
 from nlce.cli import InputError, UserError
+from nlce.option_files import read_option_text
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -108,10 +108,7 @@ def read_api_key(secrets_file: str | None = None) -> str | None:
     path = secrets_file or os.environ.get(SECRETS_FILE_ENV)
     if not path:
         return None
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read secrets file {path}: {exc.strerror}") from None
+    text = read_option_text(path, "secrets file")
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
     for line in lines:
         if line.startswith(f"{API_KEY_ENV}="):

@@ -31,7 +31,6 @@ from tqdm import tqdm
 from db import models
 from db.engine import session_scope
 from db.models import UNANSWERED_STATUSES
-from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
 from judges.order import presentation_order
 from judges.parse import (
@@ -47,15 +46,14 @@ from judges.prompts import (
     Prediction,
     accuracy_names,
     build_messages,
-    code_context_with_mask,
     offered_codes,
     output_schema,
     prediction_ids,
     prompt_version,
     request_clusters,
 )
+from judges.targets import GenerationData, TargetData, load_targets
 from judges.templates import PromptTemplate
-from nlce.cli import EXIT_NOTHING_DONE, UserError
 
 log = logging.getLogger(__name__)
 
@@ -110,42 +108,9 @@ def run_signature(config: RunConfig, version: str) -> str:
     return f"{config.model}|{config.strategy}|{config.prompt_lang}|{version}|{digest}"
 
 
-@dataclass(frozen=True)
-class GenerationData:
-    generation_id: int
-    model: str
-    predicted_comment: str
-
-
-@dataclass(frozen=True)
-class TargetData:
-    target_id: int
-    original_comment: str
-    content: str  # the source file; for a pairs target (no file) its context text, if any
-    span_start: int
-    span_end: int
-    generations: tuple[GenerationData, ...]
-    in_file: bool = True  # False: a pairs target, whose context is shown as it is
-
-    def code_context(self, context_chars: int | None) -> str:
-        """What the judge sees of the code: the file with the comment masked (a window of it),
-        or a pairs target's context text."""
-        if not self.in_file:
-            return self.content
-        return code_context_with_mask(self.content, self.span_start, self.span_end,
-                                      context_chars)
-
-
 def layout_of(target: TargetData, layout: str) -> str:
     """The prompt layout a target gets: `layout`, or under "auto" its kind's."""
     return layout if layout != "auto" else ("code" if target.in_file else "pairs")
-
-
-class NoTargets(UserError, LookupError):
-    """The selection (language, dataset) matches no target with a generation; says which.
-    Nothing was done: exit 1."""
-
-    exit_code = EXIT_NOTHING_DONE
 
 
 @dataclass
@@ -250,53 +215,6 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
 # ---------------------------------------------------------------- the database shell
 
 
-def load_targets(session: Session, lang: str, dataset: str | None = None,
-                 limit: int | None = None) -> list[TargetData]:
-    """Targets in `lang` (of a source file, or pairs targets) that have at least one
-    generation, by id; NoTargets, naming the filter, when there are none."""
-    query = with_source(select(models.Target, models.SourceFile)).where(
-        TARGET_LANGUAGE == lang).order_by(models.Target.id)
-    if dataset is not None:
-        query = query.join(models.Dataset, TARGET_DATASET_ID == models.Dataset.id).where(
-            models.Dataset.name == dataset)
-    targets = []
-    for target, source in session.exec(query):
-        generations = session.exec(select(models.Generation)
-                                   .where(models.Generation.target_id == target.id)
-                                   .order_by(models.Generation.model, models.Generation.id)).all()
-        if not generations:
-            continue
-        targets.append(TargetData(
-            target.id, target.original_comment,
-            source.content if source is not None else (target.context or ""),
-            target.span_start, target.span_end,
-            tuple(GenerationData(g.id, g.model, g.predicted_comment) for g in generations),
-            in_file=source is not None))
-        if limit is not None and len(targets) >= limit:
-            break
-    if not targets:
-        raise NoTargets("nothing to judge: " + _nothing_selected(session, lang, dataset))
-    return targets
-
-
-def _nothing_selected(session: Session, lang: str, dataset: str | None) -> str:
-    """Why a selection is empty, and what there is instead."""
-    names = session.exec(select(models.Dataset.name).order_by(models.Dataset.name)).all()
-    if dataset is not None and dataset not in names:
-        return f"no dataset {dataset!r} (datasets: {', '.join(names) or 'none'})"
-    having = session.exec(with_source(select(models.Dataset.name).select_from(models.Target))
-                          .join(models.Dataset, TARGET_DATASET_ID == models.Dataset.id)
-                          .join(models.Generation, models.Generation.target_id == models.Target.id)
-                          .where(TARGET_LANGUAGE == lang).distinct()).all()
-    where = f" in dataset {dataset!r}" if dataset is not None else ""
-    langs = session.exec(with_source(select(TARGET_LANGUAGE).select_from(models.Target))
-                         .join(models.Generation, models.Generation.target_id == models.Target.id)
-                         .distinct()).all()
-    return (f"no target in language {lang!r}{where} has a generation to judge (--lang {lang} "
-            f"has targets in: {', '.join(sorted(having)) or 'no dataset'}; languages with "
-            f"generations: {', '.join(sorted(langs)) or 'none'})")
-
-
 def run_version(config: RunConfig, targets: list[TargetData], tax) -> str:
     """The prompt version of a run over these targets: their layouts, in their language."""
     layouts = {layout_of(t, config.layout) for t in targets}
@@ -321,7 +239,39 @@ def get_or_create_run(session: Session, config: RunConfig, version: str,
     return run
 
 
-def finished_targets(session: Session, run_id: int, expected_responses: int,
+class StoredRun:
+    """A run's row, found by its signature or created by `ensure` only when there is something
+    to store in it (an answer, the tokens of one): an endpoint that cannot be reached, or a
+    prompt refused before it is sent, leaves no empty run behind. Thread-safe."""
+
+    def __init__(self, db_url: str | None, config: RunConfig, version: str, price_known: bool,
+                 session: Session):
+        self.db_url, self.config, self.version, self.price_known = (
+            db_url, config, version, price_known)
+        self.signature = run_signature(config, version)
+        found = session.exec(select(models.JudgeRun.id).where(
+            models.JudgeRun.signature == self.signature)).first()
+        self.run_id: int | None = found  # None until something is stored
+        self._lock = threading.Lock()
+
+    def ensure(self) -> int:
+        """The run's id, its row created now if it was not stored yet."""
+        with self._lock:
+            if self.run_id is None:
+                with session_scope(self.db_url) as session:
+                    self.run_id = get_or_create_run(session, self.config, self.version,
+                                                    self.price_known).id
+            return self.run_id
+
+    def cost_so_far(self) -> float | None:
+        """The run's stored cost (0.0 for a run never stored)."""
+        if self.run_id is None:
+            return 0.0
+        with session_scope(self.db_url) as session:
+            return session.get(models.JudgeRun, self.run_id).cost_usd
+
+
+def finished_targets(session: Session, run_id: int | None, expected_responses: int,
                      redo: Iterable[str] = ()) -> tuple[set[int], set[int]]:
     """(targets with every response stored and none unanswered (api_error, batch_error,
     expired) or of a status in `redo`,
@@ -384,7 +334,7 @@ def bill_in(session, run_id: int, cost: float | None, prompt_tokens: int,
 
 @dataclass
 class RunSummary:
-    run_id: int
+    run_id: int | None  # None: no run was stored (StoredRun)
     signature: str
     prompt_version: str
     targets_total: int
@@ -417,9 +367,8 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
     with session_scope(db_url) as session:
         targets = load_targets(session, config.lang, dataset, limit)
         version = run_version(config, targets, tax)
-        run = get_or_create_run(session, config, version, price_known)
-        run_id, signature = run.id, run.signature
-        done, redone = finished_targets(session, run_id, expected, redo)
+        run = StoredRun(db_url, config, version, price_known, session)
+        done, redone = finished_targets(session, run.run_id, expected, redo)
     todo = [t for t in targets if t.target_id not in done]
     statuses: dict[str, int] = {}
     calls = cached = 0
@@ -430,9 +379,9 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
         with lock:
             billed["prompt"] += result.prompt_tokens
             billed["completion"] += result.completion_tokens
-        bill(db_url, run_id, cost_usd(prices, config.model, config.backend, result.prompt_tokens,
-                                      result.completion_tokens),
-             result.prompt_tokens, result.completion_tokens)
+        cost = cost_usd(prices, config.model, config.backend, result.prompt_tokens,
+                        result.completion_tokens)
+        bill(db_url, run.ensure(), cost, result.prompt_tokens, result.completion_tokens)
 
     client.on_billed = on_billed
     stopped = None
@@ -452,9 +401,9 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 continue
             except CancelledError:
                 continue
+            run_id = run.ensure()
             with session_scope(db_url) as session:
-                run = session.get(models.JudgeRun, run_id)
-                store_outcome(session, run, outcome, tax)
+                store_outcome(session, session.get(models.JudgeRun, run_id), outcome, tax)
             for r in outcome.responses:
                 statuses[r.status] = statuses.get(r.status, 0) + 1
                 calls += 1
@@ -470,17 +419,18 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
         client.on_billed = None
     judged = sum(1 for f in futures if f.done() and not f.cancelled() and f.exception() is None)
     cost = cost_usd(prices, config.model, config.backend, billed["prompt"], billed["completion"])
-    with session_scope(db_url) as session:
-        run_cost = session.get(models.JudgeRun, run_id).cost_usd
-    return RunSummary(run_id, signature, version, len(targets), len(targets) - len(todo), judged,
+    return RunSummary(run.run_id, run.signature, version, len(targets), len(targets) - len(todo), judged,
                       statuses, calls, cached, billed["prompt"], billed["completion"], cost,
-                      run_cost, stopped)
+                      run.cost_so_far(), stopped)
 
 
 def iter_summary_lines(summary: RunSummary) -> Iterable[str]:
     cost = "unknown (no price for this model)" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
     run_cost = "unknown" if summary.run_cost_usd is None else f"${summary.run_cost_usd:.4f}"
-    yield f"run {summary.run_id}  prompt version {summary.prompt_version}"
+    if summary.run_id is None:  # StoredRun: nothing came to store
+        run_cost = "none (nothing stored)"
+    yield (f"run {summary.run_id}" if summary.run_id is not None else "run: none stored (no "
+           "answer came)") + f"  prompt version {summary.prompt_version}"
     yield (f"targets: {summary.targets_total} selected, {summary.targets_skipped} already done, "
            f"{summary.targets_judged} judged now")
     yield "responses: " + (", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none")
