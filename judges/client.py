@@ -24,6 +24,7 @@ import email.utils
 import hashlib
 import os
 import random
+import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -93,6 +94,7 @@ class ChatResult:
     structured_rejected: bool = False
     json_object_offered: bool = False  # the rejection names json_object (llama-cpp-python)
     too_long: bool = False  # refused before sending: the prompt does not fit the context
+    token_param_rejected: bool = False  # a batch line: max_tokens refused (max_completion_tokens)
 
     def cache_payload(self) -> dict:
         return {"content": self.content, "finish_reason": self.finish_reason,
@@ -156,6 +158,22 @@ def response_format_for(schema: dict, form: str = "json_schema") -> dict:
             "json_schema": {"name": "judge_verdicts", "strict": True, "schema": schema}}
 
 
+# OpenAI's reasoning models (o1, o3, o4-mini, gpt-5, ...) take the output limit only as
+# max_completion_tokens ("Unsupported parameter: 'max_tokens'"); other servers take max_tokens
+REASONING_MODEL = re.compile(r"^(openai/)?(o\d|gpt-5)", re.IGNORECASE)
+
+
+def token_parameter(model: str) -> str:
+    """The name a request gives the output token limit, for a model named so."""
+    return "max_completion_tokens" if REASONING_MODEL.match(model) else "max_tokens"
+
+
+def asks_for_max_completion_tokens(status: int | None, message: str) -> bool:
+    """Whether an error rejects max_tokens for max_completion_tokens (read the same way live and
+    in a batch's error file)."""
+    return status == 400 and "max_completion_tokens" in message
+
+
 def mentions_response_format(message: str) -> bool:
     """Whether an error message says the structured-output request was the problem."""
     lowered = message.lower()
@@ -181,7 +199,7 @@ class OpenAIBackend:
         self.backoff_base_s, self.backoff_cap_s = backoff_base_s, backoff_cap_s
         self.max_retry_after_s = max_retry_after_s
         self._rng = random.Random()
-        self._token_param = "max_tokens"  # or max_completion_tokens, if the endpoint asks for it
+        self._token_param = token_parameter(model)  # or as the endpoint asks (use_token_param)
         self.calls = 0  # HTTP requests made, retries included
         self._calls_lock = threading.Lock()
         # a local endpoint (vLLM, Ollama, test server) may need no key; the client needs one
@@ -201,8 +219,13 @@ class OpenAIBackend:
         """The `openai` client (files and batches: judges.batch)."""
         return self._client
 
+    def use_token_param(self, name: str) -> None:
+        """Send the output token limit under `name` from now on (the endpoint asked for it)."""
+        self._token_param = name
+
     def request_body(self, messages: list[dict], response_format: dict | None) -> dict[str, Any]:
-        """The chat-completions request (live, or one line of a batch)."""
+        """The chat-completions request (live, or one line of a batch): the one place where a
+        request is built, with the rules learnt from the endpoint."""
         body: dict[str, Any] = dict(model=self.model, messages=messages,
                                     temperature=self.params.temperature, seed=self.params.seed)
         body[self._token_param] = self.params.max_tokens
@@ -244,9 +267,9 @@ class OpenAIBackend:
                     raise EndpointUnusable(f"{self.endpoint} refused the API key (HTTP {status})"
                                            ) from None
                 retryable = status is None or status in (408, 409, 429) or status >= 500
-                if status == 400 and "max_tokens" in kwargs and "max_completion_tokens" in str(exc):
+                if "max_tokens" in kwargs and asks_for_max_completion_tokens(status, str(exc)):
                     # newer OpenAI models take the same limit under another name
-                    self._token_param = "max_completion_tokens"
+                    self.use_token_param("max_completion_tokens")
                     kwargs[self._token_param] = kwargs.pop("max_tokens")
                     notes.append({"kind": "max_completion_tokens_used"})
                     continue
@@ -351,6 +374,8 @@ class JudgeClient:
             f"{backend.name}|{self.endpoint}|{backend.model}".encode()).hexdigest()
         known = (cache.get(self._rejected_key) or {}) if cache else {}
         self._rejected = bool(known.get("rejected"))
+        if known.get("token_param") and hasattr(backend, "use_token_param"):
+            backend.use_token_param(known["token_param"])  # learnt by an earlier run
         # the schema form the endpoint takes: OpenAI's, until it rejects it for llama-cpp's
         self._schema_form = known.get("form", "json_schema")
         self.on_billed: Callable[[ChatResult], None] | None = None
@@ -393,9 +418,20 @@ class JudgeClient:
             self._rejected, remembered = True, {"rejected": True}
         else:
             return None
-        if self.cache is not None:
-            self.cache.put(self._rejected_key, remembered)
+        self._remember(remembered)
         return remembered.get("form", "plain")
+
+    def note_max_completion_tokens(self) -> None:
+        """The endpoint rejected max_tokens for max_completion_tokens: every later request (live
+        or in a batch, in this run or the next: cached) says max_completion_tokens."""
+        self.backend.use_token_param("max_completion_tokens")
+        self._remember({"token_param": "max_completion_tokens"})
+
+    def _remember(self, values: dict) -> None:
+        """Keep what the endpoint taught about requests (in the cache, for later runs)."""
+        if self.cache is not None:
+            self.cache.put(self._rejected_key, {**(self.cache.get(self._rejected_key) or {}),
+                                                **values})
 
     def cached(self, key: str, notes: list[dict]) -> ChatResult | None:
         """The cache's answer to the request with this key, if it has one."""
@@ -415,6 +451,8 @@ class JudgeClient:
         except EndpointUnusable as exc:
             raise self._stop(str(exc)) from None
         result.notes[:0] = notes
+        if any(n.get("kind") == "max_completion_tokens_used" for n in result.notes):
+            self.note_max_completion_tokens()
         if (result.prompt_tokens or result.completion_tokens) and self.on_billed is not None:
             self.on_billed(result)
         if result.error is None and self.cache is not None:
