@@ -157,7 +157,8 @@ def status_counts(statuses: Sequence[str]) -> dict:
     total = int(len(statuses))
     answered = total - sum(out[s] for s in UNANSWERED_STATUSES)
     out["verdicts"] = total
-    out["failure_rate"] = 1.0 - out[OK] / total if total else math.nan
+    out["failure_rate"] = (total - out[OK]) / total if total else math.nan  # (1 - ok/total:
+    # float noise, 0.19999999999999996)
     out["parse_failure_rate"] = (sum(out[s] for s in FAILURE_STATUSES) / answered
                                  if answered else math.nan)
     out["empty_rate"] = out["empty"] / answered if answered else math.nan

@@ -118,6 +118,9 @@ SETTINGS_COLUMNS = ["run_id", "model", "strategy", "prompt_language", "prompt_ve
                     "cost_usd", "jury_of"]
 
 
+INTEGER_SETTINGS = ("seed", "max_tokens", "context_chars", "prompt_tokens", "completion_tokens")
+
+
 def run_settings(session: Session) -> pd.DataFrame:
     """Per run: what tells it apart from another run of the same judge, and what it cost
     (cost_usd None: a price was unknown). A jury's tokens and cost are its members' (`jury_of`
@@ -142,7 +145,9 @@ def run_settings(session: Session) -> pd.DataFrame:
             "jury_of": ",".join(str(m["run_id"]) for m in
                                 (params.get("jury") or {}).get("members", [])),
         })
-    return pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
+    frame = pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
+    # integers stay integers beside a run without them (a jury, an import: NA, not 42.0)
+    return frame.astype({c: "Int64" for c in INTEGER_SETTINGS})
 
 
 # ---------------------------------------------------------------- pure statistics

@@ -24,14 +24,16 @@ _RUN_FIGURES = {"failure_rates": "failures", "code_precision_recall": "codes"}
 
 
 def _unknown(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def shown_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs table as people read it: a cost or token count that is not known (NULL: no
-    price, a file without token usage) says "unknown", never 0 or nan."""
+    price, a file without token usage) says "unknown", never 0 or nan; a temperature as given
+    (0, 0.7), not as a rate."""
     return runs.assign(
         cost_usd=["unknown" if _unknown(c) else f"${c:.4f}" for c in runs["cost_usd"]],
+        temperature=["" if _unknown(t) else f"{t:g}" for t in runs["temperature"]],
         **{k: ["unknown" if _unknown(n) else str(int(n)) for n in runs[k]]
            for k in ("prompt_tokens", "completion_tokens")})
 

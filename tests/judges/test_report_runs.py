@@ -66,3 +66,43 @@ def test_a_bad_template_file_is_one_line_and_exit_2(judge_db, tmp_path, capsys):
          "--no-cache", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "bad.yaml: texts.el: unknown key(s) rulez" in err
+
+
+def test_integers_print_as_integers_and_rates_without_float_noise(judge_db, chat_server,
+                                                                  tmp_path, monkeypatch, capsys):
+    """A jury (no sampling of its own) beside two runs made the seed and max_tokens columns
+    floats ("seed 42.000", "max_tokens 10000.000"), and 1 - 8/10 wrote 0.19999999999999996."""
+    import json
+
+    from judges import jury
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+    def two_left_out(request):  # the first target's P1 and P2 get no evaluation: 2 of 10
+        answer = json.loads(answer_from_request(request, "el"))
+        entries = next(iter(answer.values()))
+        if "Προσθέτει" in request["messages"][-1]["content"]:
+            del entries[:2]
+        return reply(json.dumps(answer, ensure_ascii=False))
+
+    chat_server.responder = two_left_out
+    common = ["--model", "judge-test", "--strategy", "standard", "--lang", "el", "--base-url",
+              chat_server.base_url, "--db", judge_db, "--no-cache", "--quiet"]
+    assert run.main(common) == 0 and run.main(common + ["--seed", "43"]) == 0
+    assert jury.main(["--runs", "1,2", "--name", "pair", "--db", judge_db]) == 0
+    capsys.readouterr()
+    out = tmp_path / "report"
+    assert report.main(["--db", judge_db, "--bootstrap", "20", "--out", str(out),
+                        "--no-figures"]) == 0
+    printed = capsys.readouterr().out
+    (settings,) = [line for line in printed.splitlines()
+                   if line.startswith("│ 1 ") and "│ fixed " in line]
+    assert "│ 0 " in settings and "│ 42 " in settings and "│ 10000 " in settings, printed
+    assert "│ 4000 " in settings and ".000" not in settings
+    runs = pd.read_csv(out / "runs.csv", dtype=str, keep_default_na=False)
+    assert list(runs["seed"]) == ["42", "43", ""] and list(runs["max_tokens"]) == [
+        "10000", "10000", ""]
+    rates = pd.read_csv(out / "failure_rates.csv", dtype=str).set_index("run_id")
+    assert rates.loc["1", "failure_rate"] == "0.2" and rates.loc["1", "empty_rate"] == "0.2"
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>42</td>" in page and "42.000" not in page
