@@ -32,13 +32,10 @@ from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from judges.cache import ResponseCache, cache_key
-from judges.tokens import count_prompt_tokens
-from nlce.cli import InputError, UserError
-from nlce.option_files import read_option_text
+from judges.tokens import PromptFit, context_exceeded
+from nlce.cli import UserError
 
-API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
-SECRETS_FILE_ENV = "NLCE_SECRETS_FILE"
 CACHE_ENV = "NLCE_JUDGE_CACHE"
 DEFAULT_CACHE = ".judge-cache.sqlite3"
 STRUCTURED_MODES = ("auto", "on", "off")
@@ -100,24 +97,6 @@ class ChatResult:
         return {"content": self.content, "finish_reason": self.finish_reason,
                 "refusal": self.refusal, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "latency_s": self.latency_s}
-
-
-def read_api_key(secrets_file: str | None = None) -> str | None:
-    """The API key from $OPENAI_API_KEY, else from a secrets file (`--secrets-file` or
-    $NLCE_SECRETS_FILE) holding either the bare key or a line OPENAI_API_KEY=..."""
-    if os.environ.get(API_KEY_ENV):
-        return os.environ[API_KEY_ENV]
-    path = secrets_file or os.environ.get(SECRETS_FILE_ENV)
-    if not path:
-        return None
-    text = read_option_text(path, "secrets file")
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    for line in lines:
-        if line.startswith(f"{API_KEY_ENV}="):
-            return line.split("=", 1)[1].strip().strip("'\"")
-    if len(lines) == 1 and "=" not in lines[0]:
-        return lines[0]
-    raise InputError(f"secrets file {path} has no {API_KEY_ENV}=... line")
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -207,7 +186,21 @@ class OpenAIBackend:
                                      timeout=timeout_s, max_retries=0)
 
         self._answered = False  # any HTTP answer seen: a later connection error is a blip
-        self.context_tokens = context_tokens  # the model's context: longer prompts not sent
+        # the model's context (given, or as a server on this machine lists it): a longer prompt
+        # is not sent
+        self.fit = PromptFit(self.base_url, model, context_tokens,
+                             self._listed_models if is_loopback(self.base_url) else None, timeout_s)
+
+    def prompt_tokens(self, messages: list[dict]) -> int | None:
+        """The prompt's tokens where the endpoint counts them and a context is known."""
+        try:
+            return self.fit.count(messages)
+        except ValueError:
+            return None
+
+    def _listed_models(self) -> list:
+        """The entries of the endpoint's GET /v1/models (asked once, briefly)."""
+        return self._client.with_options(timeout=5.0, max_retries=0).models.list().data
 
     @property
     def endpoint(self) -> str:
@@ -236,18 +229,12 @@ class OpenAIBackend:
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         openai = self._openai
         notes: list[dict] = []
-        if self.context_tokens:
-            try:
-                # as long as a request may take: a busy local server counts after its answer
-                needed = count_prompt_tokens(self.base_url, messages, self.timeout_s)
-            except ValueError as exc:
-                raise EndpointUnusable(f"--context-tokens: {exc}") from None
-            if needed >= self.context_tokens:
-                return ChatResult(error=f"prompt of {needed} tokens does not fit the model's "
-                                        f"context of {self.context_tokens} tokens: not sent",
-                                  too_long=True, notes=[{"kind": "prompt_exceeds_context",
-                                                         "prompt_tokens": needed,
-                                                         "model_context": self.context_tokens}])
+        try:
+            refusal = self.fit.refusal(messages)
+        except ValueError as exc:
+            raise EndpointUnusable(f"--context-tokens: {exc}") from None
+        if refusal is not None:
+            return too_long(*refusal)
         kwargs = self.request_body(messages, response_format)
         started = time.monotonic()
         attempt = 0  # failed attempts so far; a parameter switch is not one
@@ -273,6 +260,10 @@ class OpenAIBackend:
                     kwargs[self._token_param] = kwargs.pop("max_tokens")
                     notes.append({"kind": "max_completion_tokens_used"})
                     continue
+                exceeded = context_exceeded(str(exc)) if status == 400 else None
+                if exceeded is not None:  # the endpoint counted: the prompt does not fit
+                    return too_long(*exceeded, by="the endpoint", attempts=attempt + 1,
+                                    notes=notes)
                 if (response_format is not None and status is not None
                         and (status in (400, 422) or status >= 500)
                         and mentions_response_format(str(exc))):
@@ -315,6 +306,19 @@ class OpenAIBackend:
             self._answered = True
             return chat_result(response, attempt + 1, notes, time.monotonic() - started,
                                content_type)
+
+
+def too_long(prompt_tokens: int | None, context: int | None, by: str = "counted before sending",
+             **kw) -> ChatResult:
+    """A prompt refused for the model's context: an api_error that says so, and what it took
+    (the note `prompt_exceeds_context`); it says nothing of the endpoint."""
+    size = f"of {prompt_tokens} tokens " if prompt_tokens is not None else ""
+    limit = f" of {context} tokens" if context is not None else ""
+    how = "not sent" if by == "counted before sending" else "refused by the endpoint"
+    note = {"kind": "prompt_exceeds_context", "prompt_tokens": prompt_tokens,
+            "model_context": context, "by": by}
+    return ChatResult(error=f"prompt {size}does not fit the model's context{limit}: {how}",
+                      too_long=True, **{**kw, "notes": [*kw.get("notes", []), note]})
 
 
 def one_line(exc: BaseException | str, limit: int = 300) -> str:

@@ -336,8 +336,9 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
         return _failed(PARSE_ERROR, ids, f"{unmatched} evaluation(s) name no prediction of "
                        f"{', '.join(ids)}", repairs)
     statuses = {v.status for v in verdicts.values()}
-    if OK in statuses:
-        status, error = OK, None
+    if OK in statuses:  # the error, if any, says why the others failed (reports show it)
+        status = OK
+        error = "; ".join(v.error for v in verdicts.values() if v.status != OK and v.error) or None
     elif statuses == {EMPTY}:
         status, error = EMPTY, "no prediction has an evaluation"
     else:

@@ -76,6 +76,10 @@ def write_html(report: dict, path: Path, data_files: list[Path], figures: list[P
         "verdicts (api_error, batch_error, expired: no answer); empty = valid JSON without "
         "content.</p>",
         table_html(rates),
+        "<h3>Why verdicts failed, per run and status, most frequent first</h3>",
+        "<p>A verdict's reason is its response's error (its own part, where the error names each "
+        "prediction); reasons differing only in their numbers are one (N), with an example.</p>",
+        table_html(report["failure_reasons"]),
     ]
     parts += [_image(by_stem[stem], path) for stem, section in _RUN_FIGURES.items()
               if section == "failures" and stem in by_stem]

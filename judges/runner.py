@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections import Counter
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable
@@ -28,10 +29,12 @@ from sqlalchemy import delete, update
 from sqlmodel import Session, select
 from tqdm import tqdm
 
+from agreement.judges import failure_reason
 from db import models
 from db.engine import session_scope
 from db.models import UNANSWERED_STATUSES
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
+from judges.context_fit import refused_for_context, ways_out
 from judges.order import presentation_order
 from judges.parse import (
     OK,
@@ -349,11 +352,24 @@ class RunSummary:
     run_cost_usd: float | None  # the run so far
     stopped: str | None = None  # why the run stopped before its end (endpoint unusable)
     notes: list[str] = field(default_factory=list)  # more lines for the person (a batch's)
+    # targets not sent: their prompts do not fit the model's context (judges.context_fit)
+    too_long: list[dict] = field(default_factory=list)
+    ways_out: str | None = None  # why, and what would make them fit: one line
+    reasons: Counter = field(default_factory=Counter)  # failed responses' errors, as grouped
+
+    def most_often(self) -> str:
+        """The most frequent failure reason of this invocation, for its last line."""
+        if not self.reasons:
+            return ""
+        (reason, n), = self.reasons.most_common(1)
+        return f" (most often, {n} of {self.calls}: {reason})"
 
     @property
     def failed(self) -> bool:
-        """Nothing useful done: stopped, or requests were made and none was answered ok."""
-        return self.stopped is not None or (self.calls > 0 and not self.statuses.get(OK))
+        """Nothing useful done: stopped, or requests were made (or refused for the context)
+        and none was answered ok."""
+        return self.stopped is not None or (
+            (self.calls > 0 or bool(self.too_long)) and not self.statuses.get(OK))
 
 
 def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *,
@@ -385,6 +401,8 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
 
     client.on_billed = on_billed
     stopped = None
+    too_long: list[dict] = []
+    reasons: Counter = Counter()
     bar = tqdm(total=len(todo), desc=f"judge {config.strategy}/{config.prompt_lang}",
                unit="target", disable=not progress)
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
@@ -401,6 +419,11 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 continue
             except CancelledError:
                 continue
+            bar.update(1)
+            refused = refused_for_context(outcome)
+            if refused is not None:  # nothing was sent: nothing to store, asked again next run
+                too_long.append({**refused, "target": futures[future]})
+                continue
             run_id = run.ensure()
             with session_scope(db_url) as session:
                 store_outcome(session, session.get(models.JudgeRun, run_id), outcome, tax)
@@ -408,7 +431,8 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 statuses[r.status] = statuses.get(r.status, 0) + 1
                 calls += 1
                 cached += r.cached
-            bar.update(1)
+                if r.status != OK:
+                    reasons[failure_reason(r.error)] += 1
     except BaseException:
         for f in futures:
             f.cancel()
@@ -419,9 +443,36 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
         client.on_billed = None
     judged = sum(1 for f in futures if f.done() and not f.cancelled() and f.exception() is None)
     cost = cost_usd(prices, config.model, config.backend, billed["prompt"], billed["completion"])
-    return RunSummary(run.run_id, run.signature, version, len(targets), len(targets) - len(todo), judged,
-                      statuses, calls, cached, billed["prompt"], billed["completion"], cost,
-                      run.cost_so_far(), stopped)
+    summary = RunSummary(run.run_id, run.signature, version, len(targets),
+                         len(targets) - len(todo), judged - len(too_long), statuses, calls, cached,
+                         billed["prompt"], billed["completion"], cost, run.cost_so_far(), stopped)
+    summary.reasons = reasons
+    if too_long:
+        summary.too_long = [{k: v for k, v in n.items() if k != "target"} for n in too_long]
+        summary.ways_out = _ways_out(client, config, tax, too_long)
+    return summary
+
+
+def _ways_out(client: JudgeClient, config: RunConfig, tax, too_long: list[dict]) -> str:
+    """The line that says which prompts did not fit and what would make them fit, with the
+    longest one's English prompt counted where it can be."""
+    longest = max(too_long, key=lambda n: n.get("prompt_tokens") or 0)
+    target, english = longest["target"], None
+    if config.prompt_lang != "en" and hasattr(client.backend, "prompt_tokens"):
+        ordered = presentation_order(target.generations, config.order, config.order_seed,
+                                     target.target_id)
+        english_input = judge_input_for(target, ordered, config.context_chars,
+                                        layout_of(target, config.layout), config.lang)
+        cluster = request_clusters(config.prompt_strategy, tax)[0]
+        english = client.backend.prompt_tokens(build_messages(
+            config.prompt_strategy, english_input, "en", tax, cluster))
+    fit = getattr(client.backend, "fit", None)
+    return ways_out(longest, len(too_long), model=config.model,
+                    max_tokens=config.sampling.max_tokens, prompt_lang=config.prompt_lang,
+                    context_chars=config.context_chars,
+                    code_chars=len(target.code_context(config.context_chars))
+                    if layout_of(target, config.layout) == "code" else 0,
+                    owned_by=getattr(fit, "owned_by", None), english_tokens=english)
 
 
 def iter_summary_lines(summary: RunSummary) -> Iterable[str]:
@@ -437,4 +488,6 @@ def iter_summary_lines(summary: RunSummary) -> Iterable[str]:
     yield f"requests: {summary.calls} ({summary.cached} from cache)"
     yield (f"tokens billed now: {summary.prompt_tokens} prompt + {summary.completion_tokens} "
            f"completion; cost now {cost}; run total {run_cost}")
+    if summary.ways_out:
+        yield f"not sent: {summary.ways_out}"
     yield from summary.notes

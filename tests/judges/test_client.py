@@ -6,6 +6,7 @@ import time
 import pytest
 from judge_testkit import reply
 
+from judges.api_key import read_api_key
 from judges.cache import ResponseCache
 from judges.client import (
     EndpointUnusable,
@@ -13,7 +14,6 @@ from judges.client import (
     OpenAIBackend,
     SamplingParams,
     backoff_seconds,
-    read_api_key,
     retry_after_seconds,
 )
 

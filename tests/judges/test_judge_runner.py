@@ -258,8 +258,8 @@ def test_cli_run_then_report(judge_db, chat_server, tmp_path, monkeypatch, capsy
     assert "parse_failure_rate" in printed and "kappa" in printed
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "code_precision_recall.png", "codes_per_run.csv", "codes_pooled.csv", "confusion.json",
-        "failure_rates.csv", "failure_rates.png", "kappa.csv", "position.csv", "report.html",
-        "runs.csv"]
+        "failure_rates.csv", "failure_rates.png", "failure_reasons.csv", "kappa.csv",
+        "position.csv", "report.html", "runs.csv"]
     assert (out_dir / "failure_rates.png").read_bytes()[:4] == b"\x89PNG"
     confusion = json.loads((out_dir / "confusion.json").read_text())
     assert confusion["label_policy"] == "auto (gold-else-expert-else-majority)"

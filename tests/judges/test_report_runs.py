@@ -106,3 +106,35 @@ def test_integers_print_as_integers_and_rates_without_float_noise(judge_db, chat
     assert rates.loc["1", "failure_rate"] == "0.2" and rates.loc["1", "empty_rate"] == "0.2"
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<td>42</td>" in page and "42.000" not in page
+
+
+def test_the_report_says_why_verdicts_failed_most_frequent_first(judge_db, chat_server,
+                                                                 tmp_path, monkeypatch, capsys):
+    """It showed only the counts of each status; the reasons were in the database alone."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+    def respond(request):
+        if "Προσθέτει" in request["messages"][-1]["content"]:  # the first target
+            return reply("Invalid value for 'temperature'.", status=400)
+        return reply(answer_from_request(request, "el").replace("}, {", "} {", 1))
+
+    chat_server.responder = respond
+    assert run.main(["--model", "judge-test", "--strategy", "standard", "--lang", "el",
+                     "--base-url", chat_server.base_url, "--db", judge_db, "--no-cache",
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "report"
+    assert report.main(["--db", judge_db, "--bootstrap", "20", "--out", str(out),
+                        "--no-figures"]) == 0
+    printed = capsys.readouterr().out
+    assert "Why verdicts failed, per run and status, most frequent first" in printed
+    flat = " ".join(printed.split())
+    assert "Invalid value for 'temperature'" in flat and "P2: not read: the answer's JSON" in flat
+    reasons = pd.read_csv(out / "failure_reasons.csv")
+    assert list(zip(reasons["status"], reasons["verdicts"])) == [("api_error", 5),
+                                                                 ("parse_error", 4)]
+    assert list(reasons["reason"]) == [
+        "HTTP N: Error code: N - Invalid value for 'temperature'.",
+        "PN: not read: the answer's JSON breaks (Expecting ',' delimiter at line N column N); "
+        "only characters N-N of it could be read"]  # P2-P5: one reason
+    assert "Why verdicts failed" in (out / "report.html").read_text(encoding="utf-8")
