@@ -356,13 +356,14 @@ class RunSummary:
     too_long: list[dict] = field(default_factory=list)
     ways_out: str | None = None  # why, and what would make them fit: one line
     reasons: Counter = field(default_factory=Counter)  # failed responses' errors, as grouped
+    examples: dict = field(default_factory=dict)  # a grouped reason -> its first error
 
     def most_often(self) -> str:
         """The most frequent failure reason of this invocation, for its last line."""
         if not self.reasons:
             return ""
         (reason, n), = self.reasons.most_common(1)
-        return f" (most often, {n} of {self.calls}: {reason})"
+        return f" (most often, {n} of {self.calls}: {self.examples.get(reason, reason)})"
 
     @property
     def failed(self) -> bool:
@@ -403,6 +404,7 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
     stopped = None
     too_long: list[dict] = []
     reasons: Counter = Counter()
+    examples: dict = {}
     bar = tqdm(total=len(todo), desc=f"judge {config.strategy}/{config.prompt_lang}",
                unit="target", disable=not progress)
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
@@ -433,6 +435,7 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 cached += r.cached
                 if r.status != OK:
                     reasons[failure_reason(r.error)] += 1
+                    examples.setdefault(failure_reason(r.error), r.error)
     except BaseException:
         for f in futures:
             f.cancel()
@@ -446,7 +449,7 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
     summary = RunSummary(run.run_id, run.signature, version, len(targets),
                          len(targets) - len(todo), judged - len(too_long), statuses, calls, cached,
                          billed["prompt"], billed["completion"], cost, run.cost_so_far(), stopped)
-    summary.reasons = reasons
+    summary.reasons, summary.examples = reasons, examples
     if too_long:
         summary.too_long = [{k: v for k, v in n.items() if k != "target"} for n in too_long]
         summary.ways_out = _ways_out(client, config, tax, too_long)
