@@ -17,6 +17,7 @@ app's analysis page all take, so one judge run shows one kappa and one n everywh
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -148,6 +149,56 @@ def _code_ids(codes) -> frozenset:
 # ---------------------------------------------------------------- failures and agreement
 
 
+def failure_reason(error: str | None) -> str:
+    """A stored error as reports group it: its numbers (token counts, positions, ids) as N, so
+    that "prompt of 19805 tokens ..." and "prompt of 19973 tokens ..." are one reason."""
+    return re.sub(r"\d+", "N", " ".join((error or "no reason stored").split()))
+
+
+REASON_COLUMNS = ["run_id", "status", "verdicts", "reason", "example"]
+
+
+def _reason_for(error: str | None, position: int | None) -> str | None:
+    """A verdict's part of its response's error: "P2: ..." where the error lists predictions
+    (the prediction at prompt position 2 is P2), else the whole error."""
+    if error and position:
+        own = [part for part in re.split(r"; (?=P\d+: )", error)
+               if part.startswith(f"P{position}: ")]
+        if own:
+            return "; ".join(own)
+    return error
+
+
+def failure_reasons(session: Session) -> pd.DataFrame:
+    """Per run and failure status of its verdicts: why, most frequent first. A verdict's reason
+    is its response's error (its own part of it, where the error names each prediction),
+    grouped with their numbers as N (`agreement.judges.failure_reason`), with one example."""
+    errors: dict[tuple[int, int], list[str]] = {}
+    for run_id, target_id, error in session.execute(
+            select(m.JudgeResponse.run_id, m.JudgeResponse.target_id, m.JudgeResponse.error)
+            .where(m.JudgeResponse.error.is_not(None)).order_by(m.JudgeResponse.id)):
+        errors.setdefault((run_id, target_id), []).append(error)
+    juries = set(session.execute(select(m.JudgeRun.id).where(m.JudgeRun.backend == "jury"))
+                 .scalars())
+    rows: dict[tuple, dict] = {}
+    for run_id, status, position, target_id in session.execute(
+            select(m.JudgeVerdict.run_id, m.JudgeVerdict.status, m.JudgeVerdict.position,
+                   m.Generation.target_id)
+            .join(m.Generation, m.Generation.id == m.JudgeVerdict.generation_id)
+            .where(m.JudgeVerdict.status != OK)):
+        found = errors.get((run_id, target_id))
+        example = _reason_for(found[0], position) if found else (
+            "a jury's verdict: see its members' reasons" if run_id in juries else
+            "no reason stored")
+        key = (run_id, status, failure_reason(example))
+        row = rows.setdefault(key, {"run_id": run_id, "status": status, "verdicts": 0,
+                                    "reason": key[2], "example": example})
+        row["verdicts"] += 1
+    frame = pd.DataFrame(list(rows.values()), columns=REASON_COLUMNS)
+    return frame.sort_values(["run_id", "status", "verdicts", "reason"],
+                             ascending=[True, True, False, True], ignore_index=True)
+
+
 def status_counts(statuses: Sequence[str]) -> dict:
     """Counts of each verdict status and the rates every report shows: `failure_rate` = share of
     verdicts not ok; `parse_failure_rate` and `empty_rate` = shares of the answered verdicts
@@ -157,7 +208,8 @@ def status_counts(statuses: Sequence[str]) -> dict:
     total = int(len(statuses))
     answered = total - sum(out[s] for s in UNANSWERED_STATUSES)
     out["verdicts"] = total
-    out["failure_rate"] = 1.0 - out[OK] / total if total else math.nan
+    out["failure_rate"] = (total - out[OK]) / total if total else math.nan  # (1 - ok/total:
+    # float noise, 0.19999999999999996)
     out["parse_failure_rate"] = (sum(out[s] for s in FAILURE_STATUSES) / answered
                                  if answered else math.nan)
     out["empty_rate"] = out["empty"] / answered if answered else math.nan

@@ -416,7 +416,7 @@ class JudgeVerdict(SQLModel, table=True):
 
 class JudgeBatch(SQLModel, table=True):
     """One submission of a run's requests to an OpenAI-style Batch API (judges.batch): stored
-    before anything is sent, so a run killed while it waits collects the same batch again."""
+    before the batch is created, so a run killed while it waits collects the same batch again."""
     __tablename__ = "judge_batch"
     id: Optional[int] = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="judge_run.id", index=True, ondelete="CASCADE")

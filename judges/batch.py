@@ -5,20 +5,25 @@ requests as the live path, at the batch price, without its rate limits.
    the cache knows is answered from it (a target answered wholly from the cache is stored at
    once); the others are written as JSONL, one line per request (`custom_id`, POST
    /v1/chat/completions, the body the live path would send).
-2. A `judge_batch` row is stored before anything is sent; the file is uploaded (/v1/files,
-   purpose batch) and the batch created (/v1/batches, 24h window, our submission id in its
-   metadata), each id stored as it comes.
+2. The file is uploaded (/v1/files, purpose batch); then a `judge_batch` row is stored (with the
+   run's row, if this is its first) and the batch created (/v1/batches, 24h window, our
+   submission id in its metadata), its id stored as it comes. The bodies are the live path's
+   (`OpenAIBackend.request_body`: max_completion_tokens for a reasoning model, and whatever the
+   endpoint taught the client, live or through an earlier batch's error lines).
 3. The batch is polled (`--poll-interval`, a progress bar of its request counts) until it is
-   completed, failed, expired or cancelled; its output and error files are downloaded and each
-   line read as the live path reads an answer (`judges.client`'s chat result, then
-   `judges.parse`). A line that failed is a `batch_error` verdict naming the error; a request
-   the batch never answered (expired, cancelled) an `expired` one: kept, and asked again by the
-   next run, never lost. Every target's responses and verdicts, the tokens at the batch price
-   (`judges.pricing`) and the row's `collected` are written in one transaction.
+   completed, failed, expired or cancelled; its status, counts, output and error file ids and
+   errors are stored at every poll. Both files are downloaded and each line read as the live
+   path reads an answer (`judges.client`'s chat result, then `judges.parse`). A line that
+   failed is a `batch_error` verdict naming the error; a request the batch never ran (its line
+   in the error file says `batch_expired` or `batch_cancelled`, or there is no line for it) an
+   `expired` one: kept, and asked again by the next run, never lost. Every target's responses
+   and verdicts, the tokens at the batch price (`judges.pricing`) and the row's `collected` are
+   written in one transaction.
 
 Killed while it waits (or with `--no-wait`), the same command finds the run's open batch and
 collects it: nothing is sent twice. A row whose batch id was never stored is found again by its
-submission id in the provider's list of batches.
+submission id in the provider's list of batches (paged through: OpenAI's holds 100 at most a
+page).
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
+from datetime import timezone
 from typing import Callable, Iterable
 
 from sqlalchemy import update
@@ -39,6 +45,7 @@ from judges.client import (
     ChatResult,
     EndpointUnusable,
     JudgeClient,
+    asks_for_max_completion_tokens,
     chat_result,
     mentions_response_format,
     one_line,
@@ -49,18 +56,21 @@ from judges.prompts import request_clusters
 from judges.runner import (
     RunConfig,
     RunSummary,
+    StoredRun,
     bill_in,
     finished_targets,
-    get_or_create_run,
     judge_target,
-    load_targets,
     run_version,
     store_outcome,
 )
+from judges.targets import load_targets
 from nlce.cli import UserError
 
 ENDPOINT = "/v1/chat/completions"
 FINAL = ("completed", "failed", "expired", "cancelled")
+# OpenAI's error codes in the error file for a request the batch never ran (it expired, or was
+# cancelled first): `expired` verdicts, asked again by the next run
+NOT_RUN = ("batch_expired", "batch_cancelled")
 WAITING = "waiting for the batch"
 
 
@@ -149,11 +159,22 @@ class BatchApi:
         return self._call("create", lambda: self.openai.batches.create(
             input_file_id=file_id, endpoint=ENDPOINT, completion_window="24h", metadata=metadata))
 
-    def find(self, submission: str):
-        """The provider's batch created for our submission id, if any (its recent list)."""
-        page = self._call("list", lambda: self.openai.batches.list(limit=100))
-        return next((b for b in page.data if (b.metadata or {}).get("nlce_submission")
-                     == submission), None)
+    def find(self, submission: str, since: float):
+        """The provider's batch created for our submission id, if any: the account's batches,
+        newest first, page by page (`after`), down to those made a day before `since` (a unix
+        time: the submission was stored before its batch was made; a day for clocks that
+        disagree). OpenAI's list is not filtered by metadata."""
+        cursor: dict = {}  # after: the last batch of the page before
+        while True:
+            page = self._call("list", lambda cursor=cursor: self.openai.batches.list(
+                limit=100, **cursor))
+            found = next((b for b in page.data if (b.metadata or {}).get("nlce_submission")
+                          == submission), None)
+            if found is not None or not page.data or not page.has_more:
+                return found
+            if (page.data[-1].created_at or 0) < since - 86_400:
+                return None
+            cursor = {"after": page.data[-1].id}
 
     def retrieve(self, batch_id: str):
         return self._call("poll", lambda: self.openai.batches.retrieve(batch_id))
@@ -171,21 +192,24 @@ def _save(db_url, row_id: int, **values) -> None:
                      .values(**values))
 
 
-def submit(api: BatchApi, db_url, run_id: int, requests: dict) -> models.JudgeBatch:
-    """Store the submission, upload its JSONL and create the batch, storing each id as it comes.
+def submit(api: BatchApi, db_url, run: StoredRun, requests: dict) -> models.JudgeBatch:
+    """Upload the requests' JSONL, then store the submission (the run's row too, if this is its
+    first) and create the batch, storing its id as it comes. Nothing is stored before the
+    provider holds the file: an endpoint that cannot take it leaves no row behind.
     `requests`: custom_id -> {"target_id", "cluster", "key", "format", "body"}."""
     submission = uuid.uuid4().hex
-    with session_scope(db_url) as session:
-        row = models.JudgeBatch(run_id=run_id, submission=submission, requests={
-            cid: {k: v for k, v in r.items() if k != "body"} for cid, r in requests.items()})
-        session.add(row)
-        session.flush()
-        row_id = row.id
     lines = "".join(json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT,
                                 "body": r["body"]}, ensure_ascii=False) + "\n"
                     for cid, r in requests.items())
-    uploaded = api.upload(f"judge-run-{run_id}-{submission[:8]}.jsonl", lines.encode())
-    _save(db_url, row_id, input_file_id=uploaded.id)
+    uploaded = api.upload(f"nlce-judge-{submission[:12]}.jsonl", lines.encode())
+    run_id = run.ensure()
+    with session_scope(db_url) as session:
+        row = models.JudgeBatch(run_id=run_id, submission=submission, input_file_id=uploaded.id,
+                                requests={cid: {k: v for k, v in r.items() if k != "body"}
+                                          for cid, r in requests.items()})
+        session.add(row)
+        session.flush()
+        row_id = row.id
     return _create(api, db_url, row_id, uploaded.id, submission, run_id)
 
 
@@ -203,7 +227,9 @@ def resume(api: BatchApi, db_url, row: models.JudgeBatch) -> models.JudgeBatch |
     uploaded file; None when nothing of it reached the provider (it is dropped: submit anew)."""
     if row.batch_id is not None:
         return row
-    found = api.find(row.submission)
+    created = row.created_at if row.created_at.tzinfo else row.created_at.replace(
+        tzinfo=timezone.utc)  # SQLite hands back naive UTC
+    found = api.find(row.submission, created.timestamp())
     if found is not None:
         _save(db_url, row.id, batch_id=found.id, status=found.status)
         return replace_row(row, batch_id=found.id, status=found.status)
@@ -228,7 +254,9 @@ def wait(api: BatchApi, db_url, row: models.JudgeBatch, poll_s: float, progress:
         while True:
             batch = api.retrieve(row.batch_id)
             counts = batch.request_counts.model_dump() if batch.request_counts else {}
-            _save(db_url, row.id, status=batch.status, counts=counts)
+            _save(db_url, row.id, status=batch.status, counts=counts,
+                  output_file_id=batch.output_file_id, error_file_id=batch.error_file_id,
+                  error=_errors(batch) if _error_list(batch) else None)
             bar.n = counts.get("completed", 0) + counts.get("failed", 0)
             bar.set_postfix_str(batch.status)
             bar.refresh()
@@ -258,9 +286,12 @@ def read_results(api: BatchApi, batch, row: models.JudgeBatch) -> dict[str, Chat
     return out
 
 
+def _error_list(batch) -> list:
+    return getattr(getattr(batch, "errors", None), "data", None) or []
+
+
 def _errors(batch) -> str:
-    errors = getattr(getattr(batch, "errors", None), "data", None) or []
-    return "; ".join(f"{e.code}: {e.message}" for e in errors) or "no reason given"
+    return "; ".join(f"{e.code}: {e.message}" for e in _error_list(batch)) or "no reason given"
 
 
 def line_result(record: dict, batch_id: str) -> ChatResult:
@@ -270,6 +301,11 @@ def line_result(record: dict, batch_id: str) -> ChatResult:
 
     note = [{"kind": "batch", "batch_id": batch_id, "custom_id": record.get("custom_id")}]
     response = record.get("response") or {}
+    code = (record.get("error") or {}).get("code") if isinstance(record.get("error"), dict) else None
+    if not response and code in NOT_RUN:  # the batch ended before running it: asked again
+        message = record["error"].get("message") or "not run"
+        return ChatResult(error=f"batch: {code}: {one_line(message, 200)}", failure=EXPIRED,
+                          notes=note)
     body = response.get("body")
     if response.get("status_code") == 200 and isinstance(body, dict):
         try:
@@ -285,7 +321,8 @@ def line_result(record: dict, batch_id: str) -> ChatResult:
     return ChatResult(error=f"batch: {'HTTP ' + str(status) if status else 'failed'}: "
                             f"{one_line(message, 200)}", failure=BATCH_ERROR, notes=note,
                       structured_rejected=rejected,
-                      json_object_offered=rejected and "json_object" in message.lower())
+                      json_object_offered=rejected and "json_object" in message.lower(),
+                      token_param_rejected=asks_for_max_completion_tokens(status, message))
 
 
 # ---------------------------------------------------------------- the run
@@ -302,28 +339,26 @@ def run_batch(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
     with session_scope(db_url) as session:
         targets = load_targets(session, config.lang, dataset, limit)
         version = run_version(config, targets, tax)
-        run = get_or_create_run(session, config, version, price_known)
-        run_id, signature = run.id, run.signature
+        run = StoredRun(db_url, config, version, price_known, session)
         open_rows = session.exec(select(models.JudgeBatch).where(
-            models.JudgeBatch.run_id == run_id, models.JudgeBatch.status != "collected")
-            .order_by(models.JudgeBatch.id)).all()
+            models.JudgeBatch.run_id == run.run_id, models.JudgeBatch.status != "collected")
+            .order_by(models.JudgeBatch.id)).all() if run.run_id is not None else []
         session.expunge_all()
-    summary = RunSummary(run_id, signature, version, len(targets), 0, 0, {}, 0, 0, 0, 0,
+    summary = RunSummary(run.run_id, run.signature, version, len(targets), 0, 0, {}, 0, 0, 0, 0,
                          0.0 if price_known else None, None)
     try:
-        _submit_and_collect(api, client, config, tax, db_url, targets, open_rows, summary,
+        _submit_and_collect(api, client, config, tax, db_url, targets, open_rows, summary, run,
                             prices, progress, redo, poll_s, wait_for_it)
     except EndpointUnusable as exc:  # as on the live path: the run stops, one line, exit 1
         summary.stopped = str(exc)
-    with session_scope(db_url) as session:
-        summary.run_cost_usd = session.get(models.JudgeRun, run_id).cost_usd
+    summary.run_id, summary.run_cost_usd = run.run_id, run.cost_so_far()
     return summary
 
 
 def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url,
-                        targets: list, open_rows: list, summary: RunSummary, prices: dict,
-                        progress: bool, redo, poll_s: float, wait_for_it: bool) -> None:
-    run_id = summary.run_id
+                        targets: list, open_rows: list, summary: RunSummary, run: StoredRun,
+                        prices: dict, progress: bool, redo, poll_s: float,
+                        wait_for_it: bool) -> None:
     by_id = {t.target_id: t for t in targets}
     row = None
     for candidate in open_rows:
@@ -331,7 +366,7 @@ def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, t
         if row is not None:
             break
     if row is None:
-        done, redone = _finished(db_url, run_id, config, tax, redo)
+        done, redone = _finished(db_url, run.run_id, config, tax, redo)
         todo = [t for t in targets if t.target_id not in done]
         summary.targets_skipped = len(targets) - len(todo)
         requests = {}
@@ -339,14 +374,14 @@ def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, t
             collecting = Collecting(client)
             outcome = judge_target(collecting, target, config, tax, target.target_id in redone)
             if not collecting.pending:  # every answer from the cache: stored now
-                _store(db_url, run_id, [outcome], tax, summary, {})
+                _store(db_url, run.ensure(), [outcome], tax, summary, {})
                 continue
             for key, request in collecting.pending.items():
                 requests[f"r{len(requests) + 1}"] = {"target_id": target.target_id,
                                                      "key": key, **request}
         if not requests:
             return
-        row = submit(api, db_url, run_id, requests)
+        row = submit(api, db_url, run, requests)
         summary.notes.append(f"batch {row.batch_id}: {len(requests)} request(s) in one file "
                              "submitted")
     else:
@@ -363,7 +398,7 @@ def _submit_and_collect(api: BatchApi, client: JudgeClient, config: RunConfig, t
                          f"{calls}")
 
 
-def _finished(db_url, run_id: int, config: RunConfig, tax, redo) -> tuple[set, set]:
+def _finished(db_url, run_id: int | None, config: RunConfig, tax, redo) -> tuple[set, set]:
     with session_scope(db_url) as session:
         return finished_targets(session, run_id, len(request_clusters(config.prompt_strategy,
                                                                       tax)), redo)
@@ -381,8 +416,9 @@ def collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url, 
     answering = Answering(client, by_key, formats)
     outcomes = [judge_target(answering, by_id[t], config, tax) for t in target_ids if t in by_id]
     billed = {"prompt": 0, "completion": 0}
-    rejections = []
+    rejections, token_param_rejected = [], 0
     for key, result in by_key.items():
+        token_param_rejected += result.token_param_rejected
         billed["prompt"] += result.prompt_tokens
         billed["completion"] += result.completion_tokens
         if result.error is None and client.cache is not None:
@@ -391,6 +427,11 @@ def collect(api: BatchApi, client: JudgeClient, config: RunConfig, tax, db_url, 
             rejections.append(result.json_object_offered)
     if rejections:  # the next batch sends the form the live path would fall back to, once
         client.note_rejected(all(rejections))
+    if token_param_rejected:  # as the live path switches: the next batch (and run) too
+        client.note_max_completion_tokens()
+        summary.notes.append(f"{token_param_rejected} request(s) rejected max_tokens for "
+                             "max_completion_tokens: the next run sends that (run the same "
+                             "command to ask again)")
     cost = cost_usd(prices, config.model, config.backend, billed["prompt"], billed["completion"],
                     batch=True)
     _store(db_url, row.run_id, outcomes, tax, summary, billed, cost, row.id)

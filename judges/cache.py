@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+from nlce.cli import InputError
+
 
 def cache_key(backend: str, model: str, messages: list[dict], params: dict,
               response_format: dict | None, endpoint: str) -> str:
@@ -25,13 +27,24 @@ class ResponseCache:
 
     def __init__(self, path: str | os.PathLike):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._conn.execute("CREATE TABLE IF NOT EXISTS response (key TEXT PRIMARY KEY, "
-                           "payload TEXT NOT NULL, created REAL NOT NULL)")
-        self._conn.commit()
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            tables = {row[0] for row in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "response" not in tables:  # e.g. the project database by mistake
+                self._conn.close()
+                raise sqlite3.DatabaseError(f"a SQLite database of something else (tables: "
+                                            f"{', '.join(sorted(tables)[:5])})")
+            self._conn.execute("CREATE TABLE IF NOT EXISTS response (key TEXT PRIMARY KEY, "
+                               "payload TEXT NOT NULL, created REAL NOT NULL)")
+            self._conn.commit()
+        except (sqlite3.Error, OSError) as exc:  # a text file, a folder, another database
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise InputError(f"response cache {self.path} cannot be used: {reason} (give --cache "
+                             "a new file name, or the cache file of earlier runs)") from None
 
     def get(self, key: str) -> dict | None:
         with self._lock:

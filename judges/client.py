@@ -24,20 +24,18 @@ import email.utils
 import hashlib
 import os
 import random
+import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from judges.cache import ResponseCache, cache_key
-from judges.tokens import count_prompt_tokens
-from nlce.cli import InputError, UserError
+from judges.tokens import PromptFit, context_exceeded
+from nlce.cli import UserError
 
-API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
-SECRETS_FILE_ENV = "NLCE_SECRETS_FILE"
 CACHE_ENV = "NLCE_JUDGE_CACHE"
 DEFAULT_CACHE = ".judge-cache.sqlite3"
 STRUCTURED_MODES = ("auto", "on", "off")
@@ -93,32 +91,12 @@ class ChatResult:
     structured_rejected: bool = False
     json_object_offered: bool = False  # the rejection names json_object (llama-cpp-python)
     too_long: bool = False  # refused before sending: the prompt does not fit the context
+    token_param_rejected: bool = False  # a batch line: max_tokens refused (max_completion_tokens)
 
     def cache_payload(self) -> dict:
         return {"content": self.content, "finish_reason": self.finish_reason,
                 "refusal": self.refusal, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "latency_s": self.latency_s}
-
-
-def read_api_key(secrets_file: str | None = None) -> str | None:
-    """The API key from $OPENAI_API_KEY, else from a secrets file (`--secrets-file` or
-    $NLCE_SECRETS_FILE) holding either the bare key or a line OPENAI_API_KEY=..."""
-    if os.environ.get(API_KEY_ENV):
-        return os.environ[API_KEY_ENV]
-    path = secrets_file or os.environ.get(SECRETS_FILE_ENV)
-    if not path:
-        return None
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read secrets file {path}: {exc.strerror}") from None
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    for line in lines:
-        if line.startswith(f"{API_KEY_ENV}="):
-            return line.split("=", 1)[1].strip().strip("'\"")
-    if len(lines) == 1 and "=" not in lines[0]:
-        return lines[0]
-    raise InputError(f"secrets file {path} has no {API_KEY_ENV}=... line")
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -159,6 +137,22 @@ def response_format_for(schema: dict, form: str = "json_schema") -> dict:
             "json_schema": {"name": "judge_verdicts", "strict": True, "schema": schema}}
 
 
+# OpenAI's reasoning models (o1, o3, o4-mini, gpt-5, ...) take the output limit only as
+# max_completion_tokens ("Unsupported parameter: 'max_tokens'"); other servers take max_tokens
+REASONING_MODEL = re.compile(r"^(openai/)?(o\d|gpt-5)", re.IGNORECASE)
+
+
+def token_parameter(model: str) -> str:
+    """The name a request gives the output token limit, for a model named so."""
+    return "max_completion_tokens" if REASONING_MODEL.match(model) else "max_tokens"
+
+
+def asks_for_max_completion_tokens(status: int | None, message: str) -> bool:
+    """Whether an error rejects max_tokens for max_completion_tokens (read the same way live and
+    in a batch's error file)."""
+    return status == 400 and "max_completion_tokens" in message
+
+
 def mentions_response_format(message: str) -> bool:
     """Whether an error message says the structured-output request was the problem."""
     lowered = message.lower()
@@ -184,7 +178,7 @@ class OpenAIBackend:
         self.backoff_base_s, self.backoff_cap_s = backoff_base_s, backoff_cap_s
         self.max_retry_after_s = max_retry_after_s
         self._rng = random.Random()
-        self._token_param = "max_tokens"  # or max_completion_tokens, if the endpoint asks for it
+        self._token_param = token_parameter(model)  # or as the endpoint asks (use_token_param)
         self.calls = 0  # HTTP requests made, retries included
         self._calls_lock = threading.Lock()
         # a local endpoint (vLLM, Ollama, test server) may need no key; the client needs one
@@ -192,7 +186,21 @@ class OpenAIBackend:
                                      timeout=timeout_s, max_retries=0)
 
         self._answered = False  # any HTTP answer seen: a later connection error is a blip
-        self.context_tokens = context_tokens  # the model's context: longer prompts not sent
+        # the model's context (given, or as a server on this machine lists it): a longer prompt
+        # is not sent
+        self.fit = PromptFit(self.base_url, model, context_tokens,
+                             self._listed_models if is_loopback(self.base_url) else None, timeout_s)
+
+    def prompt_tokens(self, messages: list[dict]) -> int | None:
+        """The prompt's tokens where the endpoint counts them and a context is known."""
+        try:
+            return self.fit.count(messages)
+        except ValueError:
+            return None
+
+    def _listed_models(self) -> list:
+        """The entries of the endpoint's GET /v1/models (asked once, briefly)."""
+        return self._client.with_options(timeout=5.0, max_retries=0).models.list().data
 
     @property
     def endpoint(self) -> str:
@@ -204,8 +212,13 @@ class OpenAIBackend:
         """The `openai` client (files and batches: judges.batch)."""
         return self._client
 
+    def use_token_param(self, name: str) -> None:
+        """Send the output token limit under `name` from now on (the endpoint asked for it)."""
+        self._token_param = name
+
     def request_body(self, messages: list[dict], response_format: dict | None) -> dict[str, Any]:
-        """The chat-completions request (live, or one line of a batch)."""
+        """The chat-completions request (live, or one line of a batch): the one place where a
+        request is built, with the rules learnt from the endpoint."""
         body: dict[str, Any] = dict(model=self.model, messages=messages,
                                     temperature=self.params.temperature, seed=self.params.seed)
         body[self._token_param] = self.params.max_tokens
@@ -216,18 +229,12 @@ class OpenAIBackend:
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         openai = self._openai
         notes: list[dict] = []
-        if self.context_tokens:
-            try:
-                # as long as a request may take: a busy local server counts after its answer
-                needed = count_prompt_tokens(self.base_url, messages, self.timeout_s)
-            except ValueError as exc:
-                raise EndpointUnusable(f"--context-tokens: {exc}") from None
-            if needed >= self.context_tokens:
-                return ChatResult(error=f"prompt of {needed} tokens does not fit the model's "
-                                        f"context of {self.context_tokens} tokens: not sent",
-                                  too_long=True, notes=[{"kind": "prompt_exceeds_context",
-                                                         "prompt_tokens": needed,
-                                                         "model_context": self.context_tokens}])
+        try:
+            refusal = self.fit.refusal(messages)
+        except ValueError as exc:
+            raise EndpointUnusable(f"--context-tokens: {exc}") from None
+        if refusal is not None:
+            return too_long(*refusal)
         kwargs = self.request_body(messages, response_format)
         started = time.monotonic()
         attempt = 0  # failed attempts so far; a parameter switch is not one
@@ -247,12 +254,16 @@ class OpenAIBackend:
                     raise EndpointUnusable(f"{self.endpoint} refused the API key (HTTP {status})"
                                            ) from None
                 retryable = status is None or status in (408, 409, 429) or status >= 500
-                if status == 400 and "max_tokens" in kwargs and "max_completion_tokens" in str(exc):
+                if "max_tokens" in kwargs and asks_for_max_completion_tokens(status, str(exc)):
                     # newer OpenAI models take the same limit under another name
-                    self._token_param = "max_completion_tokens"
+                    self.use_token_param("max_completion_tokens")
                     kwargs[self._token_param] = kwargs.pop("max_tokens")
                     notes.append({"kind": "max_completion_tokens_used"})
                     continue
+                exceeded = context_exceeded(str(exc)) if status == 400 else None
+                if exceeded is not None:  # the endpoint counted: the prompt does not fit
+                    return too_long(*exceeded, by="the endpoint", attempts=attempt + 1,
+                                    notes=notes)
                 if (response_format is not None and status is not None
                         and (status in (400, 422) or status >= 500)
                         and mentions_response_format(str(exc))):
@@ -295,6 +306,19 @@ class OpenAIBackend:
             self._answered = True
             return chat_result(response, attempt + 1, notes, time.monotonic() - started,
                                content_type)
+
+
+def too_long(prompt_tokens: int | None, context: int | None, by: str = "counted before sending",
+             **kw) -> ChatResult:
+    """A prompt refused for the model's context: an api_error that says so, and what it took
+    (the note `prompt_exceeds_context`); it says nothing of the endpoint."""
+    size = f"of {prompt_tokens} tokens " if prompt_tokens is not None else ""
+    limit = f" of {context} tokens" if context is not None else ""
+    how = "not sent" if by == "counted before sending" else "refused by the endpoint"
+    note = {"kind": "prompt_exceeds_context", "prompt_tokens": prompt_tokens,
+            "model_context": context, "by": by}
+    return ChatResult(error=f"prompt {size}does not fit the model's context{limit}: {how}",
+                      too_long=True, **{**kw, "notes": [*kw.get("notes", []), note]})
 
 
 def one_line(exc: BaseException | str, limit: int = 300) -> str:
@@ -354,6 +378,8 @@ class JudgeClient:
             f"{backend.name}|{self.endpoint}|{backend.model}".encode()).hexdigest()
         known = (cache.get(self._rejected_key) or {}) if cache else {}
         self._rejected = bool(known.get("rejected"))
+        if known.get("token_param") and hasattr(backend, "use_token_param"):
+            backend.use_token_param(known["token_param"])  # learnt by an earlier run
         # the schema form the endpoint takes: OpenAI's, until it rejects it for llama-cpp's
         self._schema_form = known.get("form", "json_schema")
         self.on_billed: Callable[[ChatResult], None] | None = None
@@ -396,9 +422,20 @@ class JudgeClient:
             self._rejected, remembered = True, {"rejected": True}
         else:
             return None
-        if self.cache is not None:
-            self.cache.put(self._rejected_key, remembered)
+        self._remember(remembered)
         return remembered.get("form", "plain")
+
+    def note_max_completion_tokens(self) -> None:
+        """The endpoint rejected max_tokens for max_completion_tokens: every later request (live
+        or in a batch, in this run or the next: cached) says max_completion_tokens."""
+        self.backend.use_token_param("max_completion_tokens")
+        self._remember({"token_param": "max_completion_tokens"})
+
+    def _remember(self, values: dict) -> None:
+        """Keep what the endpoint taught about requests (in the cache, for later runs)."""
+        if self.cache is not None:
+            self.cache.put(self._rejected_key, {**(self.cache.get(self._rejected_key) or {}),
+                                                **values})
 
     def cached(self, key: str, notes: list[dict]) -> ChatResult | None:
         """The cache's answer to the request with this key, if it has one."""
@@ -418,6 +455,8 @@ class JudgeClient:
         except EndpointUnusable as exc:
             raise self._stop(str(exc)) from None
         result.notes[:0] = notes
+        if any(n.get("kind") == "max_completion_tokens_used" for n in result.notes):
+            self.note_max_completion_tokens()
         if (result.prompt_tokens or result.completion_tokens) and self.on_billed is not None:
             self.on_billed(result)
         if result.error is None and self.cache is not None:

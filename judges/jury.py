@@ -248,7 +248,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(f"--runs: expected run ids like 3,4,5, got {args.runs!r}") from None
             members = _member_runs(session, ids)
             n = len(members)
-            rule = Rule(args.rule, args.min_code_votes or n // 2 + 1, args.quorum or n // 2 + 1)
+            majority = n // 2 + 1  # the default of each (0 is no default: it is refused)
+            rule = Rule(args.rule, majority if args.min_code_votes is None else args.min_code_votes,
+                        majority if args.quorum is None else args.quorum)
             for flag, value in (("--min-code-votes", rule.min_code_votes),
                                 ("--quorum", rule.quorum)):
                 if not 1 <= value <= n:

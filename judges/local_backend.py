@@ -1,11 +1,12 @@
 """A judge model in this process: a Hugging Face causal LM behind the same `call` as
-`judges.client.OpenAIBackend`, for offline use (`judges.run --backend local`)."""
+`judges.client.OpenAIBackend`, for offline use (`judges.run --backend local`). A prompt longer
+than the model's context (its positions) is refused before generating, as an endpoint's is."""
 from __future__ import annotations
 
 import threading
 import time
 
-from judges.client import ChatResult, SamplingParams, one_line
+from judges.client import ChatResult, SamplingParams, one_line, too_long
 
 
 class LocalBackend:
@@ -27,6 +28,19 @@ class LocalBackend:
         if self._model is None:
             self._model, self._tokenizer = load_causal_lm(self.model)
 
+    @property
+    def context(self) -> int | None:
+        """The model's context (its positions), once loaded."""
+        return getattr(self._model.config, "max_position_embeddings", None) if self._model else None
+
+    def prompt_tokens(self, messages: list[dict]) -> int | None:
+        """The prompt's tokens under the model's chat template."""
+        with self._lock:
+            self._load()
+            prompt = self._tokenizer.apply_chat_template(messages, tokenize=False,
+                                                         add_generation_prompt=True)
+            return len(self._tokenizer(prompt, add_special_tokens=False)["input_ids"])
+
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         import torch
 
@@ -39,6 +53,8 @@ class LocalBackend:
                 prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
                 inputs = tok(prompt, return_tensors="pt", add_special_tokens=False).to(
                     self._model.device)
+                if self.context and inputs["input_ids"].shape[1] >= self.context:
+                    return too_long(int(inputs["input_ids"].shape[1]), self.context)
                 torch.manual_seed(self.params.seed)
                 with torch.no_grad():
                     output = self._model.generate(
@@ -49,9 +65,9 @@ class LocalBackend:
                                   latency_s=time.monotonic() - started)
         notes = []
         prompt_len = int(inputs["input_ids"].shape[1])
-        context = getattr(self._model.config, "max_position_embeddings", None)
-        if context and prompt_len + self.params.max_tokens > context:
-            notes.append({"kind": "prompt_exceeds_context", "prompt_tokens": prompt_len,
+        context = self.context
+        if context and prompt_len + self.params.max_tokens > context:  # fits, the answer may not
+            notes.append({"kind": "answer_may_exceed_context", "prompt_tokens": prompt_len,
                           "max_tokens": self.params.max_tokens, "model_context": context})
         new_tokens = output[0, prompt_len:].tolist()
         eos = tok.eos_token_id

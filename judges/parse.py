@@ -2,9 +2,11 @@
 
 `parse_response` turns one raw answer into a status and one verdict per prediction. It repairs
 what can be repaired without guessing (a byte-order mark, code fences, prose around the JSON,
-field names in another prompt language, label/ID spelling) and records every repair; what it
-cannot map (an unknown code, a label that is not on the scale) is reported and left out, never
-replaced by a guess.
+`//` comments, field names in another prompt language, label/ID spelling: the JSON is found by
+`judges.parse_json`) and records every repair; what it cannot map (an unknown code, a label that
+is not on the scale) is reported and left out, never replaced by a guess. What a broken JSON
+document held beyond the piece that could be read is `parse_error` for the predictions it lost
+(not `empty`); two complete answers that differ are `parse_error`.
 
 Shapes read besides the prompt's own (so answers of judges prompted elsewhere, such as the
 study's, parse too): the evaluations under `results`, `evaluation_results`, `model_predictions`
@@ -41,6 +43,7 @@ from typing import Any, Mapping, Sequence
 from db.models import JUDGE_STATUSES
 from judges.i18n import field_aliases, normalise_field_key, placeholders, texts
 from judges.parse_codes import CodeFinding, CodeReader
+from judges.parse_json import CutOff, duplicate_keys, extract_json, key_conflict
 from taxonomy import ACCURACY_LABELS, AccuracyLabel, TaxonomyError
 
 # the statuses are defined once, in db.models; these names only spell them
@@ -68,7 +71,6 @@ class ParsedResponse:
     error: str | None = None
 
 
-_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 _PID = re.compile(r"^\s*(?:p|prediction|pred)?\s*[-_#]?\s*(\d+)\s*$", re.IGNORECASE)
 _ALIASES = field_aliases()
 # names real judges give the answer's fields besides the prompts' own (any prompt language):
@@ -83,107 +85,6 @@ OTHER_FIELD_NAMES = {"results": "evaluations", "evaluation_results": "evaluation
 def _failed(status: str, ids: Sequence[str], error: str, repairs: list[dict]) -> ParsedResponse:
     return ParsedResponse(status, {pid: PredictionVerdict(pid, status, error=error) for pid in ids},
                           repairs, error)
-
-
-class CutOff(ValueError):
-    """The answer ends inside a JSON document: it was cut off (a token limit, a dropped
-    connection, a file that kept only part of it)."""
-
-
-class _Object(dict):
-    """A JSON object that remembers the keys it was given more than once (json keeps the last)."""
-    duplicates: tuple = ()
-
-
-def _object(pairs: list) -> _Object:
-    obj, repeated = _Object(), {}
-    for key, value in pairs:
-        if key in obj:
-            repeated.setdefault(key, [obj[key]]).append(value)
-        obj[key] = value
-    obj.duplicates = tuple(repeated.items())
-    return obj
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_object)
-
-
-def _ends_inside(text: str, start: int, exc: json.JSONDecodeError) -> bool:
-    """Whether decoding a document that starts like JSON at `start` failed because the text
-    ended inside it (not because of a stray brace in prose)."""
-    if text[start + 1:].lstrip()[:1] not in ('"', "{", "["):
-        return False
-    return exc.pos >= len(text) or exc.msg.startswith("Unterminated string")
-
-
-def extract_json(text: str, repairs: list[dict]) -> Any:
-    """The JSON value in `text`, stripping a BOM, code fences and surrounding prose; raises
-    CutOff when the text ends inside a JSON document, ValueError when there is none. Each step
-    taken is appended to `repairs`; objects keep the keys they repeat (`duplicate_keys`)."""
-    if text.startswith("\ufeff"):
-        text = text.lstrip("\ufeff")
-        repairs.append({"kind": "bom_removed"})
-    stripped = text.strip()
-    try:
-        return json.loads(stripped, object_pairs_hook=_object)
-    except json.JSONDecodeError:
-        pass
-    fenced = _FENCE.match(stripped)
-    if fenced:
-        repairs.append({"kind": "code_fence_removed"})
-        stripped = fenced.group(1).strip()
-        try:
-            return json.loads(stripped, object_pairs_hook=_object)
-        except json.JSONDecodeError:
-            pass
-    cut_at = None  # where a document starts that the text ends inside
-    for match in re.finditer(r"[{\[]", stripped):
-        start = match.start()
-        try:
-            value, end = _DECODER.raw_decode(stripped, start)
-        except json.JSONDecodeError as exc:
-            if cut_at is None and _ends_inside(stripped, start, exc):
-                cut_at = start
-            continue
-        if cut_at is not None:  # a part of the cut-off document, not the answer
-            break
-        if not isinstance(value, (dict, list)) or (isinstance(value, list) and not value):
-            continue
-        before, after = stripped[:start].strip(), stripped[end:].strip()
-        if before:
-            repairs.append({"kind": "text_before_json_removed", "chars": len(before)})
-        if after:
-            repairs.append({"kind": "text_after_json_removed", "chars": len(after)})
-        return value
-    if cut_at is not None:
-        repairs.append({"kind": "json_cut_off", "chars": len(stripped) - cut_at})
-        raise CutOff(f"the answer stops mid-JSON: cut off after {len(stripped) - cut_at} "
-                     "characters of its JSON")
-    raise ValueError("no JSON object found in the response")
-
-
-def duplicate_keys(value: Any, where: str = "$") -> list[tuple[int, str, str, list]]:
-    """(id of the object, where, key, the values given) for every key an object of `value`
-    repeats, at any depth."""
-    found = []
-    if isinstance(value, dict):
-        found += [(id(value), where, key, values)
-                  for key, values in getattr(value, "duplicates", ())]
-        for key, item in value.items():
-            found += duplicate_keys(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += duplicate_keys(item, f"{where}[{index}]")
-    return found
-
-
-def _conflict(key: str, values: list) -> str | None:
-    """What is wrong with a key given several different values; None when they agree."""
-    if all(v == values[0] for v in values[1:]):
-        return None
-    shown = ", ".join(json.dumps(v, ensure_ascii=False)[:40] for v in values)
-    return (f"{json.dumps(key, ensure_ascii=False)} given {len(values)} times with different "
-            f"values ({shown}): which the judge meant is unknown")
 
 
 def _canonical_key(key: str, lang: str, repairs: list[dict], where: str) -> str | None:
@@ -319,7 +220,7 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
     duplicates = duplicate_keys(value)
     conflicts: dict[int, str] = {}  # id of an object -> what its repeated key leaves unknown
     for obj, where, key, values in duplicates:
-        problem = _conflict(key, values)
+        problem = key_conflict(key, values)
         repairs.append({"kind": "duplicate_key", "where": where, "key": key, "values": values,
                         "kept": None if problem else "the one value given"})
         if problem:
@@ -419,16 +320,25 @@ def parse_response(text: str | None, *, lang: str, strategy: str, tax, offered: 
             continue
         verdicts[pid] = PredictionVerdict(pid, OK, accuracy, codes, reasoning)
 
+    broken = next((r for r in repairs if r["kind"] == "json_structure_broken"), None)
     for pid in ids:
-        if pid not in verdicts:
+        if pid in verdicts:
+            continue
+        if broken is not None:  # its entry was in the part of the answer that could not be read
+            repairs.append({"kind": "prediction_lost", "prediction": pid})
+            verdicts[pid] = PredictionVerdict(pid, PARSE_ERROR, error=(
+                f"{pid}: not read: the answer's JSON breaks ({broken['error']}); only "
+                f"characters {broken['read'][0]}-{broken['read'][1]} of it could be read"))
+        else:
             repairs.append({"kind": "missing_prediction", "prediction": pid})
             verdicts[pid] = PredictionVerdict(pid, EMPTY, error=f"no evaluation for {pid}")
     if unmatched and all(v.status == EMPTY for v in verdicts.values()):
         return _failed(PARSE_ERROR, ids, f"{unmatched} evaluation(s) name no prediction of "
                        f"{', '.join(ids)}", repairs)
     statuses = {v.status for v in verdicts.values()}
-    if OK in statuses:
-        status, error = OK, None
+    if OK in statuses:  # the error, if any, says why the others failed (reports show it)
+        status = OK
+        error = "; ".join(v.error for v in verdicts.values() if v.status != OK and v.error) or None
     elif statuses == {EMPTY}:
         status, error = EMPTY, "no prediction has an evaluation"
     else:

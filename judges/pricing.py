@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from nlce.cli import InputError
+from nlce.option_files import load_option_yaml
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.yaml")
 BATCH_DISCOUNT = 0.5  # OpenAI's Batch API: half the price of the same tokens sent live
@@ -16,13 +15,14 @@ def load_prices(path: str | Path | None = None) -> dict[str, dict[str, float]]:
     """model id -> {"input_per_mtok": .., "output_per_mtok": ..}; a malformed file is an error
     naming the file and the model."""
     path = Path(path) if path else DEFAULT_PRICES
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read price table {path}: {exc}") from None
-    models = data.get("models") or {}
+    data = load_option_yaml(path, "price table")
+    if data is None:
+        raise InputError(f"price table {path} is empty: it needs `models:` with each model's "
+                         f"input_per_mtok and output_per_mtok ({DEFAULT_PRICES.name} shows the form)")
+    models = (data.get("models") or {}) if isinstance(data, dict) else None
     if not isinstance(models, dict):
-        raise InputError(f"{path}: 'models' must be a mapping of model id to prices")
+        raise InputError(f"price table {path}: expected a mapping with `models:`, a mapping of "
+                         "model id to prices")
     prices = {}
     for model, entry in models.items():
         try:

@@ -42,6 +42,7 @@ from agreement.judges import (  # noqa: F401  (FAILURE_STATUSES: re-exported)
     FAILURE_STATUSES,
     OK,
     config_names,
+    failure_reasons,
     judge_agreement,
     load_verdicts,
     status_counts,
@@ -58,6 +59,7 @@ from taxonomy import ACCURACY_LABELS, default_taxonomy
 
 STATUS_COLUMNS = ("ok", "parse_error", "truncated", "refused", "empty", "api_error",
                   "batch_error", "expired")
+REASONS_SHOWN = 3  # per run and status on the terminal; every one in failure_reasons.csv
 LOW_COUNT = 10  # the study marks codes predicted or labelled fewer times than this
 # the robustness studies (agreement.robustness): K runs, prompt language, code-mixing
 STUDY_TABLES = STUDIES
@@ -118,6 +120,9 @@ SETTINGS_COLUMNS = ["run_id", "model", "strategy", "prompt_language", "prompt_ve
                     "cost_usd", "jury_of"]
 
 
+INTEGER_SETTINGS = ("seed", "max_tokens", "context_chars", "prompt_tokens", "completion_tokens")
+
+
 def run_settings(session: Session) -> pd.DataFrame:
     """Per run: what tells it apart from another run of the same judge, and what it cost
     (cost_usd None: a price was unknown). A jury's tokens and cost are its members' (`jury_of`
@@ -142,7 +147,9 @@ def run_settings(session: Session) -> pd.DataFrame:
             "jury_of": ",".join(str(m["run_id"]) for m in
                                 (params.get("jury") or {}).get("members", [])),
         })
-    return pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
+    frame = pd.DataFrame(rows, columns=SETTINGS_COLUMNS)
+    # integers stay integers beside a run without them (a jury, an import: NA, not 42.0)
+    return frame.astype({c: "Int64" for c in INTEGER_SETTINGS})
 
 
 # ---------------------------------------------------------------- pure statistics
@@ -234,6 +241,7 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
         responses = load_response_rows(session)
         verdicts = load_verdict_rows(session)
         settings = run_settings(session)
+        reasons = failure_reasons(session)
     humans = human_labels(db_url, labels)
     kappa, matrices = accuracy_agreement(verdicts, humans, n_resamples)
     codes = [c.id for c in tax.labelable()]
@@ -245,6 +253,7 @@ def build_report(db_url: str | None, n_resamples: int = 1000,
         **studies,
         "label_policy": describe_policy(labels),
         "failure_rates": failure_rates(responses, verdicts),
+        "failure_reasons": reasons,
         "kappa": kappa,
         "confusion": matrices,
         "codes_per_run": code_scores(verdicts, humans, codes, RUN_COLUMNS),
@@ -285,6 +294,18 @@ def _print_runs(console, runs: pd.DataFrame) -> None:
                   "structured", "prompt_tokens", "completion_tokens", "cost_usd", "jury_of"])
 
 
+def _print_reasons(console, reasons: pd.DataFrame) -> None:
+    """Why verdicts failed: per run and status, the most frequent reasons (the rest: in
+    failure_reasons.csv)."""
+    if reasons.empty:
+        return
+    shown = reasons.groupby(["run_id", "status"], sort=False).head(REASONS_SHOWN)
+    left = len(reasons) - len(shown)
+    _print_table(console, "Why verdicts failed, per run and status, most frequent first"
+                 + (f" ({left} rarer reason(s): failure_reasons.csv with --out)" if left else ""),
+                 shown, ["run_id", "status", "verdicts", "example"])
+
+
 def _print_studies(console, report: dict) -> None:
     """The robustness tables, each only where such runs exist."""
     where = ["judge", "strategy", "language"]
@@ -320,13 +341,13 @@ def write_report(report: dict, out: Path) -> list[Path]:
     into the folder `out` (main writes them through `nlce.outputs.output_set`)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("runs", "failure_rates", "kappa", "codes_per_run", "codes_pooled", "position",
-                 *STUDY_TABLES):
+    for name in ("runs", "failure_rates", "failure_reasons", "kappa", "codes_per_run",
+                 "codes_pooled", "position", *STUDY_TABLES):
         path = out / f"{name}.csv"
         frame = report[name]
         if name in STUDY_TABLES and frame.empty:  # only where such runs exist
             continue
-        if name not in ("runs", "failure_rates", "position"):  # compared with human labels
+        if name not in ("runs", "failure_rates", "failure_reasons", "position"):  # vs humans
             frame = frame.assign(label_policy=report["label_policy"])
         write_csv(path, frame)
         written.append(path)
@@ -427,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
                  "truncated + refused, of the answered)", rates,
                  base + ["requests", "verdicts", *STATUS_COLUMNS, "parse_failure_rate",
                          "empty_rate"])
+    _print_reasons(console, report["failure_reasons"])
     console.print(f"human labels available: {report['human_labels']} generations "
                   f"(label policy {report['label_policy']})")
     if report["kappa"].empty:

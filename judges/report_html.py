@@ -24,14 +24,16 @@ _RUN_FIGURES = {"failure_rates": "failures", "code_precision_recall": "codes"}
 
 
 def _unknown(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def shown_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs table as people read it: a cost or token count that is not known (NULL: no
-    price, a file without token usage) says "unknown", never 0 or nan."""
+    price, a file without token usage) says "unknown", never 0 or nan; a temperature as given
+    (0, 0.7), not as a rate."""
     return runs.assign(
         cost_usd=["unknown" if _unknown(c) else f"${c:.4f}" for c in runs["cost_usd"]],
+        temperature=["" if _unknown(t) else f"{t:g}" for t in runs["temperature"]],
         **{k: ["unknown" if _unknown(n) else str(int(n)) for n in runs[k]]
            for k in ("prompt_tokens", "completion_tokens")})
 
@@ -74,6 +76,10 @@ def write_html(report: dict, path: Path, data_files: list[Path], figures: list[P
         "verdicts (api_error, batch_error, expired: no answer); empty = valid JSON without "
         "content.</p>",
         table_html(rates),
+        "<h3>Why verdicts failed, per run and status, most frequent first</h3>",
+        "<p>A verdict's reason is its response's error (its own part, where the error names each "
+        "prediction); reasons differing only in their numbers are one (N), with an example.</p>",
+        table_html(report["failure_reasons"]),
     ]
     parts += [_image(by_stem[stem], path) for stem, section in _RUN_FIGURES.items()
               if section == "failures" and stem in by_stem]

@@ -45,6 +45,7 @@ from dataclasses import replace
 
 from db.engine import add_database_argument
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
+from judges.api_key import read_api_key
 from judges.batch import run_batch
 from judges.cache import ResponseCache
 from judges.client import (
@@ -55,7 +56,6 @@ from judges.client import (
     OpenAIBackend,
     SamplingParams,
     is_loopback,
-    read_api_key,
 )
 from judges.codemix import code_mixed_template
 from judges.i18n import PROMPT_LANGUAGES
@@ -65,7 +65,7 @@ from judges.pricing import load_prices
 from judges.prompts import LAYOUTS
 from judges.runner import RunConfig, iter_summary_lines, run_judge, run_signature
 from judges.templates import load_template
-from nlce.cli import EXIT_INTERRUPTED, EXIT_NOTHING_DONE, EXIT_OK, InputError, run_main
+from nlce.cli import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_NOTHING_DONE, EXIT_OK, InputError, run_main
 from taxonomy import default_taxonomy
 from taxonomy.languages import ENGLISH_NAMES, normalise_language
 
@@ -111,9 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds per request (default 120; 600 for a server on this machine)")
     p.add_argument("--max-retries", type=int, default=5)
     p.add_argument("--context-tokens", type=int, metavar="N",
-                   help="the model's context window: a prompt that does not fit is not sent (its "
-                        "targets get api_error naming the token count); the endpoint must count "
-                        "tokens (llama-cpp-python, as started by `python -m judges.serve`)")
+                   help="the model's context window (default: as a server on this machine "
+                        "lists it, as judges.serve's does): a prompt that does not fit is not "
+                        "sent and its target not stored; the run says how many and the ways out "
+                        "in one line. The endpoint must count tokens (llama-cpp-python's, as "
+                        "judges.serve starts it)")
     p.add_argument("--structured", choices=STRUCTURED_MODES, default="auto",
                    help="JSON-schema structured output: auto falls back to plain JSON when the "
                         "endpoint rejects it")
@@ -288,9 +290,14 @@ def main(argv: list[str] | None = None) -> int:
             for line in iter_summary_lines(summary):
                 print(line)
             print(f"error: stopped: {summary.stopped}", file=sys.stderr)
+        elif summary.failed and summary.ways_out and not summary.calls:  # nothing could be sent
+            print(f"error: {summary.ways_out}", file=sys.stderr)
         elif summary.failed:
             print(f"error: run {summary.run_id}: none of the {summary.calls} requests was "
-                  "answered ok; see `python -m judges.report`", file=sys.stderr)
+                  f"answered ok{summary.most_often()}; see `python -m judges.report`",
+                  file=sys.stderr)
+    if any(s.failed and s.ways_out and not s.calls and not s.stopped for s in summaries):
+        return EXIT_ERROR  # a configuration whose prompts cannot be sent
     return EXIT_NOTHING_DONE if any(s.failed for s in summaries) else EXIT_OK
 
 

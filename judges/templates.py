@@ -24,6 +24,7 @@ import yaml
 
 from db.models import JUDGE_STRATEGIES
 from judges.i18n import PROMPT_LANGUAGES, PromptTextError, texts, validate_texts, yaml_problem
+from nlce.option_files import read_option_text
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
@@ -53,16 +54,13 @@ class PromptTemplate:
 def load_template(path: str | Path) -> PromptTemplate:
     """Read and check a template file; any problem is a PromptTextError naming file and key."""
     path = Path(path)
+    raw = read_option_text(path, "prompt template", error=PromptTextError)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise PromptTextError(f"cannot read prompt template {path}: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise PromptTextError(f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+        data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         raise PromptTextError(f"{path}: {yaml_problem(exc)}") from None
+    except RecursionError:
+        raise PromptTextError(f"{path}: nested too deeply to read") from None
     if not isinstance(data, dict):
         raise PromptTextError(f"{path}: must be a mapping with name, base and texts")
     unknown = sorted(set(data) - {"name", "base", "texts"})
@@ -84,4 +82,4 @@ def load_template(path: str | Path) -> PromptTemplate:
             raise PromptTextError(f"{path}: texts: unknown language {lang!r}; expected one of "
                                   f"{', '.join(PROMPT_LANGUAGES)}")
         validate_texts(table, f"{path}: texts.{lang}", partial=True)
-    return PromptTemplate(name, base, hashlib.sha256(raw).hexdigest(), str(path), dict(by_lang))
+    return PromptTemplate(name, base, hashlib.sha256(raw.encode()).hexdigest(), str(path), dict(by_lang))

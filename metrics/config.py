@@ -12,7 +12,6 @@ MetricRun's unique key: equal signatures, equal scores.
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass, fields, replace
 from typing import Any, Optional
 
@@ -21,7 +20,7 @@ from metrics import options as metric_options
 from metrics.context import ContextVariant
 from metrics.core import ConfigError, Metric, version
 from metrics.registry import METRICS, split_metric
-from nlce.cli import yaml_problem
+from nlce.option_files import MAX_OPTION_FILE_BYTES, load_option_yaml
 
 RUNNER_VERSION = "1"
 
@@ -173,29 +172,12 @@ def expand_grid(spec: dict) -> list[ScoringConfig]:
     return configs
 
 
-# A grid is a few kilobytes of YAML (the study's 30 configurations: 2 KB). PyYAML needs minutes
-# for a line of hundreds of megabytes, so a file past this is refused before it is parsed.
-MAX_GRID_BYTES = 1 << 20
+# A grid is a few kilobytes of YAML: read as every option file is (nlce.option_files).
+MAX_GRID_BYTES = MAX_OPTION_FILE_BYTES
 
 
 def load_grid(path: str) -> list[ScoringConfig]:
-    import yaml
-
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_GRID_BYTES:
-            raise ConfigError(f"grid file {path} is {size / 2**20:.1f} MiB; a grid is a few "
-                              f"kilobytes of YAML (at most {MAX_GRID_BYTES >> 20} MiB is read)")
-        with open(path, encoding="utf-8") as handle:
-            spec = yaml.safe_load(handle)
-    except OSError as exc:
-        raise ConfigError(f"cannot read grid file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"grid file {path} is not UTF-8 text (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"grid file {path} is {yaml_problem(exc)}") from None
-    except RecursionError:
-        raise ConfigError(f"grid file {path} is nested too deeply to read") from None
+    spec = load_option_yaml(path, "grid file", error=ConfigError)
     try:
         return expand_grid(spec)
     except ConfigError as exc:

@@ -6,17 +6,24 @@ batches protocol, and chat completions, answering every chat request with one fu
         server.base_url                 # http://127.0.0.1:PORT/v1
 
 Routes: POST /v1/files (multipart upload, purpose batch), GET /v1/files/ID and
-/v1/files/ID/content, POST /v1/batches, GET /v1/batches (list, newest first) and /v1/batches/ID,
+/v1/files/ID/content, POST /v1/batches, GET /v1/batches and /v1/batches/ID,
 POST /v1/batches/ID/cancel, POST /v1/chat/completions (the live path, same answers).
 
-A batch moves one step each time it is retrieved: validating -> in_progress, which answers
-`per_poll` of its requests per retrieval, -> finalizing -> completed, with an output file (the
-200 answers) and an error file (the others), one JSON line per request as OpenAI writes them:
-{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}. `expire_after`
-polls in progress: the batch expires with what it answered so far; `invalid`: it fails
-validation with that message; `batch_api=False`: a server with chat completions only. `hits`
-counts the requests of each route, `chat_requests` the chat requests answered (live or in a
-batch), so a test can tell what a run sent.
+As OpenAI documents the protocol (the API reference and the Batch guide):
+- the list of batches is newest first and paginated: `limit` (1-100, default 20), `after` (the
+  id of the last batch of the previous page), `has_more`, `first_id`, `last_id`;
+- a batch moves one step each time it is retrieved: validating -> in_progress, which answers
+  `per_poll` of its requests per retrieval, -> finalizing -> completed, with an output file
+  (the 200 answers) and an error file (the others), one JSON line per request:
+  {"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"};
+- a batch that expires (`expire_after` polls in progress) or is cancelled keeps what it
+  answered, and writes each request it did not to the error file with `"response": null` and
+  the error code `batch_expired` (or `batch_cancelled`);
+- a reasoning model (o1, o3, o4-mini, gpt-5: `REASONING_MODEL`) rejects `max_tokens` with
+  HTTP 400 `unsupported_parameter`, asking for `max_completion_tokens`, live or in a batch.
+`invalid`: the batch fails validation with that message; `batch_api=False`: a server with chat
+completions only. `hits` counts the requests of each route, `chat_requests` the chat requests
+answered (live or in a batch), so a test can tell what a run sent.
 """
 from __future__ import annotations
 
@@ -29,10 +36,21 @@ from email.parser import BytesParser
 from email.policy import default as email_policy
 from http.server import BaseHTTPRequestHandler
 from typing import Callable
+from urllib.parse import parse_qsl
 
 from testing.local_server import LocalServer
 
 Answer = Callable[[dict], tuple[int, dict]]
+# OpenAI's reasoning models by name (an optional "openai/" provider prefix, a dated snapshot)
+REASONING_MODEL = re.compile(r"^(openai/)?(o\d|gpt-5)")
+UNSUPPORTED_MAX_TOKENS = {"error": {
+    "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+               "'max_completion_tokens' instead.", "type": "invalid_request_error",
+    "param": "max_tokens", "code": "unsupported_parameter"}}
+NOT_ANSWERED = {"expired": ("batch_expired", "This request could not be executed before the "
+                                             "completion window expired."),
+                "cancelled": ("batch_cancelled", "This request was not executed because the "
+                                                 "batch was cancelled.")}
 
 
 class BatchServer(LocalServer):
@@ -42,7 +60,7 @@ class BatchServer(LocalServer):
             answer, per_poll, expire_after, invalid)
         self.batch_api = batch_api  # False: chat completions only (404 elsewhere, as vLLM)
         self.files: dict[str, dict] = {}  # id -> {"meta": FileObject, "content": bytes}
-        self.batches: dict[str, dict] = {}  # id -> Batch object + private state
+        self.batches: dict[str, dict] = {}  # id -> Batch object + private state, oldest first
         self.hits: Counter = Counter()
         self.chat_requests = 0
         self.lock = threading.Lock()
@@ -63,7 +81,9 @@ class BatchServer(LocalServer):
     # ------------------------------------------------------------ routing
 
     def _route(self, handler: BaseHTTPRequestHandler, method: str) -> None:
-        path = handler.path.split("?", 1)[0].rstrip("/")
+        path, _, query = handler.path.partition("?")
+        path = path.rstrip("/")
+        handler.query = dict(parse_qsl(query))
         body = handler.rfile.read(int(handler.headers.get("Content-Length", 0) or 0))
         routes = [("POST", r"/v1/files", self._upload), ("GET", r"/v1/files/([^/]+)/content",
                                                           self._content),
@@ -138,10 +158,15 @@ class BatchServer(LocalServer):
         return {k: v for k, v in self.batches[batch_id].items() if not k.startswith("_")}
 
     def _list(self, handler, body):
-        data = [self._public(b) for b in sorted(self.batches, reverse=True)]
-        return 200, {"object": "list", "data": data, "has_more": False,
-                     "first_id": data[0]["id"] if data else None,
-                     "last_id": data[-1]["id"] if data else None}, None
+        newest_first = list(reversed(self.batches))
+        limit = min(100, max(1, int(handler.query.get("limit", 20))))
+        after = handler.query.get("after")
+        start = newest_first.index(after) + 1 if after in newest_first else 0
+        page = [self._public(b) for b in newest_first[start:start + limit]]
+        return 200, {"object": "list", "data": page,
+                     "has_more": start + limit < len(newest_first),
+                     "first_id": page[0]["id"] if page else None,
+                     "last_id": page[-1]["id"] if page else None}, None
 
     def _cancel(self, handler, body, batch_id):
         if batch_id not in self.batches:
@@ -186,6 +211,13 @@ class BatchServer(LocalServer):
     def _finish(self, batch: dict, status: str) -> None:
         ok = [r for r in batch["_results"] if r["response"] and r["response"]["status_code"] == 200]
         failed = [r for r in batch["_results"] if r not in ok]
+        if status in NOT_ANSWERED:  # each request it never ran: a line of the error file
+            code, message = NOT_ANSWERED[status]
+            answered = {r["custom_id"] for r in batch["_results"]}
+            failed += [{"id": f"batch_req_{batch['id']}_{n}", "custom_id": line.get("custom_id"),
+                        "response": None, "error": {"code": code, "message": message}}
+                       for n, line in enumerate(batch["_lines"])
+                       if line.get("custom_id") not in answered]
         for key, rows in (("output_file_id", ok), ("error_file_id", failed)):
             if rows:
                 content = "".join(json.dumps(r) + "\n" for r in rows).encode()
@@ -198,12 +230,16 @@ class BatchServer(LocalServer):
         if line.get("url") != "/v1/chat/completions" or line.get("method") != "POST":
             return {"id": f"batch_req_{n}", "custom_id": line.get("custom_id"), "response": None,
                     "error": {"code": "invalid_url", "message": f"unsupported {line.get('url')}"}}
-        self.chat_requests += 1
-        status, body = self.answer(line["body"])
+        status, body = self._answer_chat(line["body"])
         return {"id": f"batch_req_{n}", "custom_id": line["custom_id"], "error": None,
                 "response": {"status_code": status, "request_id": f"req_{n}", "body": body}}
 
-    def _chat(self, handler, body):
+    def _answer_chat(self, request: dict) -> tuple[int, dict]:
+        if REASONING_MODEL.match(str(request.get("model", ""))) and "max_tokens" in request:
+            return 400, UNSUPPORTED_MAX_TOKENS  # rejected before any model work: not counted
         self.chat_requests += 1
-        status, payload = self.answer(json.loads(body or b"{}"))
+        return self.answer(request)
+
+    def _chat(self, handler, body):
+        status, payload = self._answer_chat(json.loads(body or b"{}"))
         return status, payload, None

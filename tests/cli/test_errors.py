@@ -47,7 +47,7 @@ USER_ERRORS = [
     ("judges.client", "EndpointUnusable", RuntimeError),
     ("judges.i18n", "PromptTextError", ValueError),
     ("judges.serve", "ServeError", RuntimeError),
-    ("judges.runner", "NoTargets", LookupError),
+    ("judges.targets", "NoTargets", LookupError),
 ]
 
 

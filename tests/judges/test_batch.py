@@ -81,6 +81,7 @@ def test_a_batch_run_end_to_end_against_the_live_path(judge_db, tmp_path, monkey
     assert "POST /v1/chat/completions" not in hits
     (row,) = batches(judge_db)
     assert (row.batch_id, row.status, row.input_file_id) == ("batch_1", "collected", "file-1")
+    assert (row.output_file_id, row.error_file_id, row.error) == ("file-2", None, None)
     assert verdicts(judge_db) == verdicts(live_db)  # parsed exactly as the live path parses
     assert {v[1] for v in verdicts(judge_db)} == {"ok"}
     batch_run, live_run = run_of(judge_db), run_of(live_db)
@@ -213,6 +214,8 @@ def test_failed_lines_and_an_expired_batch_are_verdicts_of_their_own(judge_db, t
                 models.JudgeResponse.status == "batch_error")).one()
             assert failed.error == "batch: HTTP 400: Invalid value for 'temperature'"
         assert sorted({v[1] for v in verdicts(judge_db)}) == ["batch_error", "ok"]
+        (row,) = batches(judge_db)  # both files kept with the submission
+        assert row.output_file_id and row.error_file_id and row.output_file_id != row.error_file_id
 
         # the next run asks again for the failed target only; its batch expires unanswered
         server.answer, server.per_poll, server.expire_after = greek, 0, 1
@@ -224,6 +227,14 @@ def test_failed_lines_and_an_expired_batch_are_verdicts_of_their_own(judge_db, t
         out = capsys.readouterr().out
     assert "1 already done, 1 judged now" in out and "responses: expired 1" in out
     assert sorted({v[1] for v in verdicts(judge_db)}) == ["expired", "ok"]
+    # as OpenAI writes it: the request the batch never ran is a line of its error file
+    error_file = server.files[batches(judge_db)[1].error_file_id]["content"].decode()
+    assert json.loads(error_file)["error"]["code"] == "batch_expired"
+    with session_scope(judge_db) as s:
+        expired = s.exec(select(models.JudgeResponse).where(
+            models.JudgeResponse.status == "expired")).one()
+        assert expired.error == ("batch: batch_expired: This request could not be executed "
+                                 "before the completion window expired.")
     built = report.build_report(judge_db, n_resamples=0)
     rates = built["failure_rates"].iloc[0]
     assert (rates["expired"], rates["ok"]) == (5, 5)
@@ -240,6 +251,78 @@ def test_a_batch_that_fails_validation_keeps_every_request_as_a_batch_error(judg
         errors = {r.error for r in s.exec(select(models.JudgeResponse)).all()}
     assert errors == {"the batch batch_1 failed: invalid_request: the model judge-test does not "
                       "support batches"}
+    (row,) = batches(judge_db)
+    assert row.error == "invalid_request: the model judge-test does not support batches"
+
+
+def test_a_batch_created_but_not_recorded_is_found_past_the_first_page_of_batches(
+        judge_db, tmp_path, monkeypatch, capsys):
+    """OpenAI lists an account's batches 20 (at most 100) at a time: with 150 batches made since
+    (other jobs on the account), the resume pages through and creates nothing twice."""
+    import openai
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    create = batch_module.BatchApi.create
+
+    def create_then_die(self, file_id, metadata):
+        create(self, file_id, metadata)
+        raise KeyboardInterrupt
+
+    with BatchServer(greek) as server:
+        monkeypatch.setattr(batch_module.BatchApi, "create", create_then_die)
+        assert run.main(argv(server, judge_db, tmp_path, "--batch", "--no-wait")) == 130
+        monkeypatch.setattr(batch_module.BatchApi, "create", create)
+        other = openai.OpenAI(api_key="test", base_url=server.base_url)
+        empty = other.files.create(file=("other.jsonl", b""), purpose="batch")
+        for _ in range(150):
+            other.batches.create(input_file_id=empty.id, endpoint="/v1/chat/completions",
+                                 completion_window="24h")
+        assert run.main(argv(server, judge_db, tmp_path, "--batch", "--poll-interval", "0")) == 0
+        assert server.hits["POST /v1/batches"] == 151  # ours once, and the other 150
+        assert server.hits["GET /v1/batches"] == 2  # the second page held it
+        assert server.chat_requests == 2
+    assert "batch batch_1: resumed" in capsys.readouterr().out
+    assert {v[1] for v in verdicts(judge_db)} == {"ok"}
+
+
+def test_a_reasoning_model_is_batched_with_max_completion_tokens(judge_db, tmp_path,
+                                                                  monkeypatch, capsys):
+    """o-series and gpt-5 models reject max_tokens (the stand-in does, as OpenAI documents): the
+    batch's lines carry max_completion_tokens, as the live path's requests do."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with BatchServer(greek) as server:
+        args = argv(server, judge_db, tmp_path, "--batch", "--poll-interval", "0")
+        args[args.index("judge-test")] = "o3-mini"
+        assert run.main(args) == 0
+        lines = server.files["file-1"]["content"].decode().splitlines()
+    assert "responses: ok 2" in capsys.readouterr().out
+    bodies = [json.loads(line)["body"] for line in lines]
+    assert [b.get("max_completion_tokens") for b in bodies] == [10_000, 10_000]
+    assert not any("max_tokens" in b for b in bodies)
+
+
+def test_a_batch_endpoint_that_rejects_max_tokens_gets_max_completion_tokens_next_time(
+        judge_db, tmp_path, monkeypatch, capsys):
+    """A deployment whose name says nothing (Azure's are the user's): the error lines teach
+    what the live path learns from its 400, and the next run sends it."""
+    from testing.batch_server import UNSUPPORTED_MAX_TOKENS
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+
+    def deployment(body):
+        return (400, UNSUPPORTED_MAX_TOKENS) if "max_tokens" in body else greek(body)
+
+    with BatchServer(deployment) as server:
+        args = argv(server, judge_db, tmp_path, "--batch", "--poll-interval", "0")
+        assert run.main(args) == 1
+        out = capsys.readouterr().out
+        assert "responses: batch_error 2" in out
+        assert "2 request(s) rejected max_tokens for max_completion_tokens: the next run" in out
+        assert run.main(args) == 0
+        second = batches(judge_db)[1]
+        lines = server.files[second.input_file_id]["content"].decode().splitlines()
+    assert "responses: ok 2" in capsys.readouterr().out
+    assert {json.loads(line)["body"]["max_completion_tokens"] for line in lines} == {10_000}
 
 
 @pytest.mark.e2e  # a process killed with SIGKILL while it waits (in-process sibling: Ctrl-C above)

@@ -6,6 +6,7 @@ import time
 import pytest
 from judge_testkit import reply
 
+from judges.api_key import read_api_key
 from judges.cache import ResponseCache
 from judges.client import (
     EndpointUnusable,
@@ -13,7 +14,6 @@ from judges.client import (
     OpenAIBackend,
     SamplingParams,
     backoff_seconds,
-    read_api_key,
     retry_after_seconds,
 )
 
@@ -161,6 +161,34 @@ def test_max_completion_tokens_when_the_endpoint_asks_for_it(chat_server):
     assert chat_server.requests[1]["max_completion_tokens"] == 123
     client.complete([{"role": "user", "content": "next"}], None)  # remembered: one call
     assert chat_server.calls == 3 and chat_server.requests[2]["max_completion_tokens"] == 123
+
+
+def test_the_learnt_token_parameter_is_kept_for_the_next_run(chat_server, tmp_path):
+    chat_server.script = [reply("Unsupported parameter: 'max_tokens' is not supported with this "
+                                "model. Use 'max_completion_tokens' instead.", status=400),
+                          reply("{}"), reply("{}")]
+    assert make_client(chat_server, tmp_path).complete(MESSAGES, None).error is None
+    again = make_client(chat_server, tmp_path)  # the next run: the same cache file
+    again.complete([{"role": "user", "content": "other"}], None)
+    assert chat_server.calls == 3 and "max_tokens" not in chat_server.requests[2]
+    assert chat_server.requests[2]["max_completion_tokens"] == 123
+
+
+@pytest.mark.parametrize("model, parameter", [
+    ("o3-mini", "max_completion_tokens"), ("o1", "max_completion_tokens"),
+    ("gpt-5-mini-2025-08-07", "max_completion_tokens"), ("openai/o4-mini", "max_completion_tokens"),
+    ("gpt-4.1-mini", "max_tokens"), ("qwen3-32b", "max_tokens"), ("smollm2", "max_tokens")])
+def test_a_reasoning_model_is_asked_with_max_completion_tokens_at_once(chat_server, model,
+                                                                       parameter):
+    """OpenAI's reasoning models reject max_tokens: they get max_completion_tokens from the first
+    request (the one request body of the live path and the batch path)."""
+    chat_server.script = [reply("{}")]
+    backend = OpenAIBackend(model, SamplingParams(max_tokens=77), base_url=chat_server.base_url,
+                            api_key="k", max_retries=0)
+    assert JudgeClient(backend, None).complete(MESSAGES, None).error is None
+    assert chat_server.calls == 1 and chat_server.requests[0][parameter] == 77
+    assert {"max_tokens", "max_completion_tokens"} - {parameter} & set(chat_server.requests[0]) \
+        == set()
 
 
 def test_a_200_that_is_not_json_says_what_came_back(chat_server):

@@ -76,7 +76,9 @@ def test_a_run_where_every_request_failed_exits_non_zero(judge_db, chat_server, 
     code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path))
     captured = capsys.readouterr()
     assert code == 1 and "responses: parse_error 2" in captured.out
-    assert "none of the 2 requests was answered ok" in one_error_line(captured.err)
+    line = one_error_line(captured.err)
+    assert "none of the 2 requests was answered ok (most often, 2 of 2: no JSON object found " \
+           "in the response); see `python -m judges.report`" in line
 
 
 def test_a_malformed_json_body_is_an_api_error_not_a_traceback(judge_db, chat_server, tmp_path,
@@ -154,3 +156,63 @@ def test_an_answer_cut_off_without_a_finish_reason_is_truncated(judge_db, chat_s
     with session_scope(judge_db) as s:
         statuses = {v.status for v in s.exec(select(models.JudgeVerdict)).all()}
     assert statuses == {"truncated"}  # P1's complete object is not read as ok
+
+
+# llama-cpp-python's server (and OpenAI's, vLLM's) refusal of a prompt longer than the context
+TOO_LONG = ("This model's maximum context length is 8192 tokens. However, you requested {} "
+            "tokens ({} in the messages, 10000 in the completion). Please reduce the length of "
+            "the messages or completion.")
+
+
+def refuse_long_prompts(only=None):
+    """Refuses every prompt as too long (or only those holding the text `only`)."""
+    def respond(request):
+        size = sum(len(m["content"]) for m in request["messages"])
+        if only is None or only in request["messages"][-1]["content"]:
+            return reply(TOO_LONG.format(size // 2 + 10000, size // 2), status=400)
+        return reply(answer_from_request(request, "el"))
+    return respond
+
+
+def test_prompts_longer_than_the_context_are_refused_in_one_line_with_the_ways_out(
+        judge_db, chat_server, tmp_path, monkeypatch, capsys):
+    """Greek prompts for a small model (the packaged SmolLM2 served with an 8,192-token
+    context): every request ended api_error, stored, and the run's last line pointed to a
+    report that showed only counts. Now nothing is stored, and one line says why and how."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    chat_server.responder = refuse_long_prompts()
+    code = run.main(argv_for(chat_server.base_url, judge_db, tmp_path))
+    captured = capsys.readouterr()
+    line = one_error_line(captured.err)
+    assert code == 2 and chat_server.calls == 2  # each prompt refused once, not retried
+    assert line.startswith("error: 2 prompt(s) do not fit judge-test's context of 8,192 tokens "
+                           "(the longest: ")
+    assert "ways out: an English prompt, --prompt-lang en; or a model or server with a longer " \
+           "context" in line
+    assert "run: none stored (no answer came)" in captured.out
+    assert stored(judge_db) == ([], [])  # nothing answered, nothing stored: asked again later
+
+
+def test_a_prompt_that_fits_with_no_room_for_the_answer_asks_for_fewer_output_tokens(
+        judge_db, chat_server, tmp_path, monkeypatch, capsys):
+    """vLLM and OpenAI count the prompt and --max-tokens together."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    chat_server.responder = lambda request: reply(TOO_LONG.format(15000, 5000), status=400)
+    assert run.main(argv_for(chat_server.base_url, judge_db, tmp_path, "--prompt-lang",
+                             "en")) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line == ("error: 2 prompt(s) of up to 5,000 tokens leave no room in judge-test's "
+                    "context of 8,192 tokens for an answer of --max-tokens 10,000: give "
+                    "--max-tokens 3,191 or less")
+
+
+def test_prompts_that_fit_are_judged_and_the_others_named(judge_db, chat_server, tmp_path,
+                                                         monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    chat_server.responder = refuse_long_prompts(only="Προσθέτει")  # the first target's
+    assert run.main(argv_for(chat_server.base_url, judge_db, tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert "targets: 2 selected, 0 already done, 1 judged now" in out
+    assert "responses: ok 1" in out and "not sent: 1 prompt(s) do not fit" in out
+    runs, responses = stored(judge_db)
+    assert len(runs) == 1 and [r.status for r in responses] == ["ok"]

@@ -258,8 +258,8 @@ def test_cli_run_then_report(judge_db, chat_server, tmp_path, monkeypatch, capsy
     assert "parse_failure_rate" in printed and "kappa" in printed
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "code_precision_recall.png", "codes_per_run.csv", "codes_pooled.csv", "confusion.json",
-        "failure_rates.csv", "failure_rates.png", "kappa.csv", "position.csv", "report.html",
-        "runs.csv"]
+        "failure_rates.csv", "failure_rates.png", "failure_reasons.csv", "kappa.csv",
+        "position.csv", "report.html", "runs.csv"]
     assert (out_dir / "failure_rates.png").read_bytes()[:4] == b"\x89PNG"
     confusion = json.loads((out_dir / "confusion.json").read_text())
     assert confusion["label_policy"] == "auto (gold-else-expert-else-majority)"
@@ -290,6 +290,20 @@ def test_report_on_failed_answers_only(judge_db, chat_server):
         2, 10, 1.0, 0.0)  # 2 responses, 10 verdicts (one per generation)
     assert built["kappa"].empty and built["confusion"] == {} and built["codes_pooled"].empty
     assert built["human_labels"] == 10  # gold or expert for every Greek generation
+
+
+def test_report_counts_the_predictions_a_broken_answer_lost_as_parse_failures(judge_db,
+                                                                              chat_server):
+    """A comma missing between the first two entries: P1 is read, P2-P5 are parse failures (the
+    old parser stored them `empty` and the report said parse failure rate 0.0)."""
+    from judges import report
+
+    chat_server.responder = lambda request: reply(answer_from_request(request, "el").replace(
+        "}, {", "} {", 1))
+    run_judge(client_for(chat_server), config(), _tax(), judge_db, progress=False)
+    (row,) = report.build_report(judge_db, n_resamples=0)["failure_rates"].to_dict("records")
+    assert (row["ok"], row["parse_error"], row["empty"]) == (2, 8, 0)
+    assert row["parse_failure_rate"] == 0.8
 
 
 def test_cli_local_model_that_is_not_available(judge_db, tmp_path, capsys):

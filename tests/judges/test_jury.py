@@ -137,6 +137,11 @@ def test_a_jury_of_three_runs_end_to_end(judge_db, chat_server, tmp_path, monkey
     (["--runs", "1", "--name", "x"], "a jury needs at least two runs"),
     (["--runs", "1,9", "--name", "x"], "--runs: no judge run 9 (runs: 1, 2, 3)"),
     (["--runs", "1,2", "--name", "x", "--quorum", "3"], "--quorum must lie between 1 and the 2"),
+    # 0 was replaced by the default (a majority) in silence
+    (["--runs", "1,2", "--name", "x", "--quorum", "0"], "--quorum must lie between 1 and the 2"),
+    (["--runs", "1,2,3", "--name", "x", "--min-code-votes", "0"],
+     "--min-code-votes must lie between 1 and the 3"),
+    (["--runs", "1,2", "--name", "x", "--quorum", "-1"], "--quorum must lie between 1 and the 2"),
     (["--runs", "a,b", "--name", "x"], "--runs: expected run ids like 3,4,5"),
     (["--rebuild", "nobody"], "--rebuild: no jury 'nobody' (juries: none)"),
 ])

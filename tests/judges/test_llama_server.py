@@ -29,8 +29,8 @@ def smollm2_server():
 
 def judge(server, db_url, *extra):
     return run.main(["--model", "smollm2", "--strategy", "rubric", "--lang", "el",
-                     "--base-url", server.base_url, "--context-tokens", str(N_CTX), "--db", db_url,
-                     "--no-cache", "--quiet", "--limit", "1", *extra])
+                     "--base-url", server.base_url, "--db", db_url, "--no-cache", "--quiet",
+                     "--limit", "1", *extra])
 
 
 def responses(db_url):
@@ -57,19 +57,25 @@ def test_constrained_output_from_the_real_server_parses(smollm2_server, judge_db
     assert len(verdicts) == 5
 
 
+@pytest.mark.parametrize("given", [(), ("--context-tokens", str(N_CTX))],
+                         ids=["context-from-the-server", "context-given"])
 def test_a_prompt_longer_than_the_context_is_refused_before_sending(smollm2_server, judge_db,
-                                                                    monkeypatch, capsys):
+                                                                    monkeypatch, capsys, given):
+    """The Greek rubric prompt (~17k SmolLM2 tokens) against an 8,192-token context: counted
+    with the server's tokenizer before it is sent (the context as judges.serve's model list
+    says it, or as given), refused in one line with the ways out, nothing stored."""
     monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
     started = time.monotonic()
-    code = judge(smollm2_server, judge_db)  # the Greek rubric prompt
+    code = judge(smollm2_server, judge_db, *given)
     elapsed = time.monotonic() - started
     err = capsys.readouterr().err
-    (response,), _ = responses(judge_db)
-    assert code == 1 and "Traceback" not in err
-    assert response.status == "api_error" and "not sent" in response.error
-    (note,) = [r for r in response.repairs if r["kind"] == "prompt_exceeds_context"]
-    assert note["prompt_tokens"] > N_CTX and note["model_context"] == N_CTX
-    assert response.prompt_tokens == 0  # nothing was evaluated
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith(f"error: 1 prompt(s) do not fit smollm2's context of {N_CTX:,} tokens "
+                          "(the longest: ")
+    assert "ways out: an English prompt, --prompt-lang en (this prompt: " in err
+    if not given:  # the server is judges.serve's: it says which setting gives a longer context
+        assert "or a longer context, python -m judges.serve --n-ctx " in err
+    assert responses(judge_db) == ([], [])  # nothing sent, nothing stored
     assert elapsed < 30  # a token count, not a 17k-token prompt evaluation
 
 
@@ -82,7 +88,8 @@ def test_serve_prints_the_url_and_stops_on_term():
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1"), process.stderr.read()
         with urllib.request.urlopen(f"{url}/models", timeout=10) as answer:
-            assert json.loads(answer.read())["data"][0]["id"] == "smollm2"
+            (model,) = json.loads(answer.read())["data"]
+        assert model["id"] == "smollm2" and model["max_model_len"] == 256  # its --n-ctx
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
     finally:

@@ -57,3 +57,21 @@ def test_local_backend_end_to_end(smollm_backend, judge_db, tax, tmp_path):
         s.delete(s.exec(select(models.JudgeRun)).one())
     again = run_judge(client, config, tax, judge_db, limit=1, progress=False)
     assert smollm_backend.calls == 1 and again.cached == 1
+
+
+def test_a_prompt_longer_than_the_model_is_refused_before_generating(smollm_backend, judge_db,
+                                                                      tax):
+    """The Greek rubric prompt is ~20k SmolLM2 tokens; the model has 8,192 positions. It was
+    generated on (past the model's positions: garbage, for minutes) and stored."""
+    client = JudgeClient(smollm_backend, None)
+    config = RunConfig(model=MODEL, strategy="rubric", lang="el", prompt_lang="el",
+                       backend="local", sampling=smollm_backend.params)
+    summary = run_judge(client, config, tax, judge_db, limit=1, concurrency=1, progress=False)
+    (note,) = summary.too_long
+    assert note["model_context"] == 8192 and note["prompt_tokens"] > 8192
+    assert summary.failed and summary.run_id is None and summary.calls == 0
+    assert summary.ways_out.startswith("1 prompt(s) do not fit HuggingFaceTB/SmolLM2-135M-"
+                                       "Instruct's context of 8,192 tokens")
+    assert "--prompt-lang en (this prompt: " in summary.ways_out
+    with session_scope(judge_db) as s:
+        assert s.exec(select(models.JudgeResponse)).all() == []

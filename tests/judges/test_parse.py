@@ -282,3 +282,65 @@ def test_an_echoed_placeholder_of_the_example_is_not_ok(lang, tax):
     parsed = parse(json.dumps({f["evaluations"]: echoed}, ensure_ascii=False), tax, lang, "cot")
     assert parsed.status == "parse_error" and "echoes the example" in parsed.error
     assert "placeholder_echoed" in kinds(parsed)
+
+
+# ---------------------------------------------------------------- broken structure, two answers
+
+P1_ENTRY = '{"prediction_id": "P1", "errors": [], "accuracy": "correct"}'
+P2_ENTRY = '{"prediction_id": "P2", "errors": ["SE-MD"], "accuracy": "partial"}'
+
+
+@pytest.mark.parametrize("text", [
+    '{"evaluations": [' + P1_ENTRY + " " + P2_ENTRY + "]}",  # a comma missing between entries
+    '{"evaluations": [' + P1_ENTRY + ', "P2": ' + P2_ENTRY + "]}",  # a key inside the list
+    '{"evaluations": [' + P1_ENTRY + ', "P2": ' + P2_ENTRY[:30],  # ... and cut off
+    '{"evaluations": [' + P1_ENTRY + " " + P2_ENTRY[:30],  # a missing comma, cut off
+], ids=["missing-comma", "key-in-list", "key-in-list-cut", "missing-comma-cut"])
+def test_a_broken_structure_is_a_parse_failure_for_the_predictions_it_lost(tax, text):
+    """The old parser read the P1 object alone as a single evaluation: P1 ok, P2 `empty`, and a
+    parse failure rate of 0. What the broken part held is lost, not absent."""
+    parsed = parse(text, tax)
+    assert parsed.verdicts["P1"].status == "ok" and parsed.verdicts["P1"].accuracy == "correct"
+    lost = parsed.verdicts["P2"]
+    assert lost.status == "parse_error"
+    assert lost.error.startswith("P2: not read: the answer's JSON breaks (Expecting ',' "
+                                 "delimiter at line 1 column ")
+    assert {"kind": "prediction_lost", "prediction": "P2"} in parsed.repairs
+    (broken,) = [r for r in parsed.repairs if r["kind"] == "json_structure_broken"]
+    assert broken["at"] == 0 and broken["read"] == [17, 17 + len(P1_ENTRY)]
+    assert "missing_prediction" not in kinds(parsed)
+
+
+def test_json_with_line_comments_is_read_whole(tax):
+    """As a real judge wrote it (Llama 3.3 70B in the study's rubric experiments): `//` after
+    entries; the old parser read the first entry alone."""
+    text = ('```json\n{\n  "evaluations": [\n    ' + P1_ENTRY + ',  // fine\n    '
+            + P2_ENTRY.replace('"partial"', '"partial // not a comment"')
+            + '  // Missing details\n  ]\n}\n```\nThis evaluation highlights ...')
+    parsed = parse(text, tax)
+    assert parsed.status == "ok" and "json_comments_removed" in kinds(parsed)
+    assert parsed.verdicts["P2"].status == "parse_error"  # the text in its string is kept whole
+    assert "partial // not a comment" in parsed.verdicts["P2"].error
+    fixed = parse(text.replace(" // not a comment", ""), tax)
+    assert [(v.status, v.accuracy) for v in fixed.verdicts.values()] == [
+        ("ok", "correct"), ("ok", "partial")]
+
+
+def test_two_answers_that_differ_are_a_parse_error(tax):
+    first = answer(tax=tax, p2=("partial", ["SE-MD"]))
+    revised = answer(tax=tax, p2=("incorrect", ["SE-HA2"]))
+    parsed = parse(f"{first}\n\nWait, I revise P2:\n\n{revised}", tax)
+    assert parsed.status == "parse_error"
+    assert {v.status for v in parsed.verdicts.values()} == {"parse_error"}
+    assert parsed.error == (f"the answer holds 2 JSON answers that differ (at characters 0 and "
+                            f"{len(first) + 22}): which one the judge meant is unknown")
+    assert {"kind": "json_answers_differ", "at": [0, len(first) + 22]} in parsed.repairs
+
+
+def test_an_answer_given_twice_alike_is_read_and_recorded(tax):
+    once = answer(tax=tax)
+    parsed = parse(f"{once}\nTo repeat:\n```json\n{once}\n```", tax)
+    assert parsed.status == "ok" and {"kind": "json_repeated", "copies": 2} in parsed.repairs
+    assert parsed.verdicts["P2"].accuracy == "partial"
+    aside = parse(f'{once}\nThe codes I used: {{"SE-MD": "missing details"}}', tax)
+    assert aside.status == "ok" and "json_answers_differ" not in kinds(aside)  # not an answer

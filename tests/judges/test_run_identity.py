@@ -120,11 +120,12 @@ def test_tokens_answered_before_a_kill_are_counted_once(judge_db, chat_server, t
     assert abs(resumed.cost_usd - (700 * 1000 + 140 * 2000) / 1e6) < 1e-9
 
 
-def test_a_run_without_a_price_shows_an_unknown_cost_while_it_runs(judge_db, chat_server,
-                                                                   tmp_path):
-    """Before its first target is stored (here: the judge is still thinking), a run whose
-    model has no price must read as unknown, not as a false $0."""
-    chat_server.responder = lambda request: reply(answer_from_request(request, "el"), delay=30)
+def test_a_run_without_a_price_is_stored_with_its_first_answer_and_an_unknown_cost(
+        judge_db, chat_server, tmp_path):
+    """While the judge is still thinking nothing is stored (a run is stored with what comes
+    back: an endpoint that never answers leaves no empty run); stored, a run whose model has
+    no price reads as unknown, never as a false $0."""
+    chat_server.responder = lambda request: reply(answer_from_request(request, "el"), delay=3)
     argv = argv_for(chat_server.base_url, judge_db, tmp_path / "cache.sqlite3", "--limit", "1")
     env = {**os.environ, "OPENAI_API_KEY": "test-key", "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "judges.run", *argv], cwd=REPO, env=env,
@@ -134,10 +135,13 @@ def test_a_run_without_a_price_shows_an_unknown_cost_while_it_runs(judge_db, cha
         while chat_server.calls < 1 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert chat_server.calls == 1, proc.stderr.read() if proc.poll() is not None else ""
-        (running,) = runs_of(judge_db)
-        assert running.cost_usd is None
+        assert runs_of(judge_db) == []  # the answer is on its way
+        assert proc.wait(timeout=120) == 0
+        (stored,) = runs_of(judge_db)
+        assert stored.cost_usd is None and stored.prompt_tokens == 100
         with session_scope(judge_db) as s:
             assert report.run_settings(s)["cost_usd"].isna().all()
     finally:
-        proc.send_signal(signal.SIGKILL)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
