@@ -25,23 +25,20 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from agreement.active import ActiveEstimate, active_difference, active_mean, calibrated
+from agreement.quality import estimand_values
 from db import models as m
 from db.engine import get_engine
 from db.targets import TARGET_LANGUAGE, with_source
 from taxonomy import ACCURACY_LABELS
 
-ESTIMANDS = m.PLAN_ESTIMANDS
+ESTIMANDS = m.PLAN_ESTIMANDS  # the same as agreement.quality.ESTIMANDS (a test checks)
 STATUS_COLUMNS = ["plan", "estimand", "slice", "slice_value", "estimate", "ci_low", "ci_high",
                   "width", "target_width", "labels_done", "still_drawn", "decided", "why"]
-TOP = len(ACCURACY_LABELS) - 1
 
 
 def estimand_value(estimand: str, code) -> np.ndarray:
     """The value of `estimand` for label codes 0..2 (nan where the code is -1: no label)."""
-    code = np.asarray(code, dtype=float)
-    value = {"mean_score": code / TOP, "share_correct": (code == TOP) * 1.0,
-             "share_partial": (code == 1) * 1.0, "share_incorrect": (code == 0) * 1.0}[estimand]
-    return np.where(code < 0, np.nan, value)
+    return estimand_values(code, [estimand])[:, 0]
 
 
 @dataclass

@@ -41,6 +41,25 @@ def label_scores(labels, order=ACCURACY_LABELS) -> np.ndarray:
     return encode_labels(labels, order) / (len(order) - 1)
 
 
+ESTIMANDS = ("share_correct", "share_partial", "share_incorrect", "mean_score")
+
+
+def estimand_values(codes, estimands=ESTIMANDS) -> np.ndarray:
+    """(n, len(estimands)) values of the quality estimands for label codes 0..2 (incorrect,
+    partial, correct): a share is 1 where the label is its class, the mean score the code over
+    2; nan where the code is -1 (no label).
+
+    >>> estimand_values([2, 1, -1], ["share_correct", "mean_score"]).tolist()
+    [[1.0, 1.0], [0.0, 0.5], [nan, nan]]
+    """
+    codes = np.asarray(codes, dtype=float)
+    top = len(ACCURACY_LABELS) - 1
+    value = {"share_correct": codes == top, "share_partial": codes == 1,
+             "share_incorrect": codes == 0, "mean_score": codes / top}
+    return np.where((codes < 0)[:, None], np.nan,
+                    np.stack([np.asarray(value[e], dtype=float) for e in estimands], axis=1))
+
+
 def wilson_interval(successes, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """The Wilson score interval of `successes` out of `n`, element-wise; nan where n is 0.
 
@@ -288,5 +307,5 @@ def _letter(position: int) -> str:
     return word
 
 
-__all__ = ["Difference", "compact_letters", "label_scores", "mean_score_interval",
-           "permutation_test", "sign_flip_test", "wilson_interval"]
+__all__ = ["ESTIMANDS", "Difference", "compact_letters", "estimand_values", "label_scores",
+           "mean_score_interval", "permutation_test", "sign_flip_test", "wilson_interval"]

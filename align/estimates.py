@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 
 from agreement.ppi import MeanEstimate, crossppi_mean, ppi_mean, two_sided_p
+from agreement.quality import ESTIMANDS, estimand_values
 from agreement.significance import holm
 from align.quality import QUALITY_SLICES, quality_slices
 from taxonomy import ACCURACY_LABELS
 
-ESTIMANDS = ("share_correct", "share_partial", "share_incorrect", "mean_score")
 ESTIMATE_COLUMNS = ["slice", "slice_value", "predictor", "estimand", "n_labelled",
                     "n_unlabelled", "estimate", "ci_low", "ci_high", "classical_estimate",
                     "classical_low", "classical_high", "lambda", "effective_labels", "method"]
@@ -44,13 +44,6 @@ ESTIMATE_TEST_COLUMNS = ["slice", "slice_value", "comparison", "a", "b", "predic
 FOLDS = 10
 MIN_CROSS_FIT = 10  # labelled generations a language needs before a metric is cross-fitted there
 CONFIDENCE = 0.95
-TOP = len(ACCURACY_LABELS) - 1  # the code of "correct"
-
-
-def estimand_values(codes) -> np.ndarray:
-    """(n, 4) values of the estimands (ESTIMANDS' order) for label codes 0..2."""
-    codes = np.asarray(codes, dtype=np.int64)
-    return np.stack([codes == TOP, codes == 1, codes == 0, codes / TOP], axis=1).astype(float)
 
 
 @dataclass
@@ -204,8 +197,8 @@ def difference_rows(prediction: Predictions, slices=QUALITY_SLICES) -> list[dict
     if prediction.by_fold is not None or prediction.frame.empty:
         return []
     frame = prediction.frame.assign(
-        predicted=prediction.frame.code / TOP,
-        truth=np.where(prediction.frame.human >= 0, prediction.frame.human / TOP, np.nan))
+        predicted=estimand_values(prediction.frame.code, ["mean_score"])[:, 0],
+        truth=estimand_values(prediction.frame.human, ["mean_score"])[:, 0])
     out = []
     for slice_name, value, part in quality_slices(frame, [s for s in ("all", "language")
                                                           if s in tuple(slices)]):
@@ -255,6 +248,6 @@ def _difference(predictor: str, a: str, b: str, predicted_a: np.ndarray,
                       "normal p"}
 
 
-__all__ = ["CONFIDENCE", "ESTIMANDS", "ESTIMATE_COLUMNS", "ESTIMATE_TEST_COLUMNS", "FOLDS",
-           "MIN_CROSS_FIT", "Predictions", "difference_rows", "estimand_values",
-           "estimate_rows", "judge_predictions", "metric_predictions", "slice_totals"]
+__all__ = ["CONFIDENCE", "ESTIMATE_COLUMNS", "ESTIMATE_TEST_COLUMNS", "FOLDS", "MIN_CROSS_FIT",
+           "Predictions", "difference_rows", "estimate_rows", "judge_predictions",
+           "metric_predictions", "slice_totals"]

@@ -84,7 +84,7 @@ def _ppi_baseline(answers, generations, labels, verdicts) -> tuple[float, float]
     """ppi-python per judge x slice x estimand on the rows align wrote; (seconds, max |diff|)."""
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    from align.estimates import ESTIMANDS, estimand_values
+    from agreement.quality import ESTIMANDS, estimand_values
     from align.quality import quality_slices
 
     code = dict(zip(labels.generation_id, [LABELS.index(v) for v in labels.label]))

@@ -73,3 +73,10 @@ def test_the_stop_rule_decides_on_the_width_or_the_comparison(planned):
     assert greek.decided and greek.why.startswith("model-b vs model-a in el")
     assert not narrow[narrow.estimand == "share_partial"].decided.any()
     assert (narrow.still_drawn == 0).all()
+
+
+def test_a_plans_estimands_are_the_quality_estimands():
+    from agreement.quality import ESTIMANDS
+    from db.models import PLAN_ESTIMANDS
+
+    assert set(PLAN_ESTIMANDS) == set(ESTIMANDS)
