@@ -240,7 +240,10 @@ def load_generations(url: str | None = None) -> pd.DataFrame:
             .join(Dataset, Dataset.id == TARGET_DATASET_ID),
             ["generation_id", "target_id", "dataset", "external_id", "repo", "path", "start",
              "end", "model"])
-    frame["item"] = [item if path is None else f"{'/'.join(p for p in (repo, path) if p)}:{a}-{b}"
+    # a pairs target has no file: its repo, path and span come back missing (NaN in pandas'
+    # string columns, not None), and its item is its own id
+    frame["item"] = [item if pd.isna(path) else
+                     f"{'/'.join(p for p in (repo, path) if not pd.isna(p) and p)}:{a}-{b}"
                      for item, repo, path, a, b in zip(frame.external_id, frame.repo, frame.path,
                                                        frame.start, frame.end)]
     return frame[["generation_id", "target_id", "dataset", "item", "model"]]
