@@ -45,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resamples", "--bootstrap", dest="resamples", type=int, default=1000,
                         metavar="N",
                         help="resamples for every interval and paired test: kappa's 95%% interval, "
-                             "the paired bootstrap and the permutations (default 1000; 0 = no "
-                             "intervals or tests, ranks by value alone)")
+                             "the paired bootstrap and the permutations (default 1000; at least "
+                             "100 and 5/alpha; 0 = no intervals, tests or ranks)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of every resampling (default 0): equal seeds, equal numbers")
     parser.add_argument("--significance", nargs="+", metavar="STAT",
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     # bad options fail here, before anything is read (InputError: one line, exit 2), and the
     # first before pandas and the report's figures are imported
     bandwidth = parse_bandwidth(args.bandwidth)
-    from align.pipeline import AlignOptions, parse_split
+    from align.pipeline import AlignOptions, check_resamples, parse_split
     from align.report import OWNED
     from align.thresholds import load_thresholds
     from nlce.outputs import check_output_folder, write_csv
@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--apply-to needs --fit-on")
     if not 0 < args.alpha < 1:
         raise InputError(f"--alpha must be between 0 and 1, not {args.alpha}")
+    check_resamples(args.resamples, args.alpha, "--resamples")
     saved = load_thresholds(args.thresholds) if args.thresholds else None
     parse_policy(args.labels)
     check_output_folder(args.out, OWNED)  # a wrong --out fails before the work (OutputError)
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         prepare_demo(url, console)
     options = AlignOptions(metrics=args.metric, slices=tuple(dict.fromkeys(args.slice)),
                            weighting=args.weighting, bandwidth=bandwidth,
-                           bootstrap=max(args.resamples, 0), seed=args.seed, labels=args.labels,
+                           bootstrap=args.resamples, seed=args.seed, labels=args.labels,
                            significance=() if "none" in args.significance
                            else tuple(dict.fromkeys(args.significance)), alpha=args.alpha,
                            monotone=args.monotone, progress=sys.stderr.isatty(),

@@ -56,6 +56,8 @@ ACC23_PERMUTATION_PAIRS = 20_000  # pairs of items the threshold is re-optimised
 ACC23_EARLY_STOP = (0.02, 0.5)  # mt-metrics-eval's PermutationSigDiffParams bounds
 ACC23_CHECK_EVERY = 100
 MIN_ITEMS = 3
+UNTESTED = ("nothing was tested (0 resamples): no intervals, p-values or ranks; --resamples 1000 "
+            "(the default) gives them")
 REFIT_BLOCK = 16  # resamples refitted per batched call (small blocks stay in the CPU's cache)
 
 
@@ -454,12 +456,12 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
             if len(pairs):
                 pairs["p_holm"] = holm(pairs.p_value.to_numpy(float))
                 significance.append(pairs)
-            # untested (no resamples), every configuration is its own rank, as mt-metrics-eval
-            p_better = np.full((len(order), len(order)), np.nan if tested else 0.0)
+            # untested (no resamples): no rank at all (the order alone would read as a ranking)
+            p_better = np.full((len(order), len(order)), np.nan)
             position = {c.key: i for i, c in enumerate(order)}
             for row in pairs.itertuples():
                 p_better[position[row.b], position[row.a]] = row.p_value
-            cluster = assign_ranks(p_better, options.alpha)
+            cluster = assign_ranks(p_better, options.alpha) if tested else [math.nan] * len(order)
             ranks.extend({"slice": slice_name, "slice_value": value, "statistic": statistic,
                           "key": c.key, "value": work.value(c, statistic, True), "rank": r}
                          for c, r in zip(order, cluster))

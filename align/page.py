@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from agreement.robustness_report import SECTIONS, study_sections_html
+from align.comparisons import UNTESTED
 from align.figures import MAX_KDE_FIGURES, slug
 from align.pipeline import AlignReport
 
@@ -168,6 +169,8 @@ def _labels_needed(report: AlignReport) -> str:
     if report.significance is None:
         return ""
     needed, tested = report.significance.labels_needed, report.significance.options
+    if tested.resamples == 0:
+        return f"<p>{html.escape(UNTESTED[0].upper() + UNTESTED[1:])}.</p>"
     needed = needed[(needed.slice == "all") & (needed.statistic == "kappa")]
     if needed.empty:
         return ("<p>The best configuration's lead over every other is significant, or there is "

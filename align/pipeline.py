@@ -20,6 +20,21 @@ from align.kde import DEFAULT_GRID_SIZE
 from align.thresholds import Thresholds
 from nlce.cli import InputError
 
+MIN_RESAMPLES = 100  # and at least 5 / alpha: see check_resamples
+
+
+def check_resamples(resamples: int, alpha: float = 0.05, name: str = "resamples") -> None:
+    """Refuse a number of resamples that intervals and p-values cannot rest on: 0 (no intervals,
+    tests or ranks) or at least `MIN_RESAMPLES` and 5 / alpha. With fewer, a 95% interval's ends
+    (2.5% of the resamples on each side) and a p-value near alpha are a handful of resamples:
+    one resample gives an interval of one point and p-values of 0 or 1."""
+    least = max(MIN_RESAMPLES, math.ceil(5 / alpha)) if 0 < alpha < 1 else MIN_RESAMPLES
+    if resamples == 0 or resamples >= least:
+        return
+    raise InputError(f"{name} {resamples}: use 0 (no intervals, tests or ranks) or at least "
+                     f"{least:,}; with fewer, the ends of a 95% interval and p-values near alpha "
+                     f"{alpha} rest on a handful of resamples (the default is 1,000)")
+
 
 @dataclass
 class AlignOptions:
@@ -42,6 +57,9 @@ class AlignOptions:
     alpha: float = 0.05  # significance level of the rank clusters and of "labels needed"
     monotone: bool = False  # fit ordered thresholds where the KDE regions are out of order
     progress: bool = False  # a progress bar on stderr for the paired tests (the CLI, at a terminal)
+
+    def __post_init__(self):
+        check_resamples(self.bootstrap, self.alpha)
 
     def describe(self) -> dict:
         out = asdict(self)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from align.comparisons import UNTESTED
 from align.pipeline import AlignReport
 
 
@@ -45,6 +46,8 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     if result is None or result.ranks.empty:
         return []
     options = report.options
+    if result.options.resamples == 0:
+        return [f"rank: none; {UNTESTED}"]
     lines = [f"rank: significance clusters among metrics and judges per slice (alpha "
              f"{options.alpha}; kappa: paired bootstrap, {options.bootstrap} resamples, seed "
              f"{options.seed}; pairs and p-values: significance.csv)"]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_cli_writes_every_output(align_db, tmp_path, capsys):
     out = tmp_path / "report"
-    code = main(["--db", align_db["url"], "--out", str(out), "--bootstrap", "50"])
+    code = main(["--db", align_db["url"], "--out", str(out), "--bootstrap", "100"])
     assert code == 0
     printed = capsys.readouterr().out
     assert "quadratic weighted kappa" in printed and "goodmetric" in printed
@@ -63,6 +63,12 @@ def test_cli_fit_on_apply_to(align_db, tmp_path, capsys):
     (["--labels", "annotator:nobody"], "annotator 'nobody' has no finished labels"),
     (["--fit-on", "colour=red"], "split 'colour=red'"),
     (["--apply-to", "language=en"], "--apply-to needs --fit-on"),
+    (["--resamples", "1"], "--resamples 1: use 0 (no intervals, tests or ranks) or at least 100; "
+                           "with fewer, the ends of a 95% interval and p-values near alpha 0.05"),
+    (["--resamples", "-5"], "--resamples -5: use 0 (no intervals, tests or ranks) or at least 100"),
+    (["--bootstrap", "99"], "--resamples 99: use 0"),
+    (["--resamples", "200", "--alpha", "0.01"], "--resamples 200: use 0 (no intervals, tests or "
+                                                "ranks) or at least 500"),
 ])
 def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, message):
     align = as_command(main, "python -m align")

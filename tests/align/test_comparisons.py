@@ -128,19 +128,32 @@ def test_labels_needed_for_runners_up_in_the_best_cluster():
     assert needed.why_none.astype(bool).sum() == 1  # one of each here
 
 
-def test_without_resamples_ranks_are_the_order_and_nothing_is_tested(align_db):
+def test_without_resamples_nothing_is_tested_ranked_or_called_significant(align_db, tmp_path):
+    """0 resamples: the values and correlations, but no rank (the order alone read as ranks
+    1/2/3) and no sentence calling a lead significant, in the terminal or the page."""
+    from rich.console import Console
+
+    from align.terminal import print_table
+
     report = run_alignment(align_db["url"], AlignOptions(bootstrap=0, slices=("all",)))
-    assert report.significance.significance.empty
+    assert report.significance.significance.empty and report.significance.labels_needed.empty
     ranks = report.significance.ranks
-    kappa = ranks[ranks.statistic == "kappa"]
-    assert list(kappa["rank"]) == list(range(1, len(kappa) + 1))
+    assert len(ranks) and ranks["rank"].isna().all()
+    assert report.metrics.kappa["rank"].isna().all()
     assert not report.significance.correlations.empty
+    console = Console(record=True, width=200)
+    print_table(report, console)
+    printed = console.export_text()
+    assert "rank: none; nothing was tested (0 resamples)" in printed
+    assert "significan" not in printed.replace("rank: none", "")
+    page = write_report(report, tmp_path / "out", with_figures=False)["html"].read_text()
+    assert "Nothing was tested (0 resamples)" in page and "is significant" not in page
 
 
 def test_saved_thresholds_are_held_fixed_in_the_resamples(align_db, tmp_path):
     first = run_alignment(align_db["url"], AlignOptions(bootstrap=0, slices=("all",)))
     again = run_alignment(align_db["url"], AlignOptions(
-        bootstrap=50, slices=("all",), thresholds=first.metrics.thresholds,
+        bootstrap=100, slices=("all",), thresholds=first.metrics.thresholds,
         significance=("kappa",)))
     methods = set(again.significance.significance.method)
     assert methods == {"paired bootstrap (thresholds fixed per resample)"}
@@ -148,7 +161,7 @@ def test_saved_thresholds_are_held_fixed_in_the_resamples(align_db, tmp_path):
 
 
 def test_significance_can_be_switched_off(align_db):
-    report = run_alignment(align_db["url"], AlignOptions(bootstrap=50, slices=("all",),
+    report = run_alignment(align_db["url"], AlignOptions(bootstrap=100, slices=("all",),
                                                          significance=()))
     assert report.significance is None and "rank" not in report.metrics.kappa
 
