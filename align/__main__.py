@@ -14,7 +14,7 @@ from pathlib import Path
 from agreement.correlation import STATISTICS
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, parse_policy
 from db.engine import add_database_argument, resolve_url
-from nlce.cli import EXIT_OK, InputError, run_main
+from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 
 DEFAULT_OUT = "reports/align"
 ALL_STATISTICS = ("kappa", *STATISTICS)
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
                            judges=not args.no_judges, datasets=tuple(args.dataset))
-    from align.pipeline import run_alignment
+    from align.pipeline import nothing_aligned, run_alignment
     from align.report import summary, tables, to_json, write_report
     from align.terminal import print_table
     from db.engine import read_only_url
@@ -140,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     # aligning only reads: the database is opened read-only (a read-only disk will do)
     report = run_alignment(read_only_url(url), options)
     aligned = time.perf_counter() - started
+    why = nothing_aligned(report)
+    if why:  # an empty report would replace the last one: --out is left as it was
+        raise UserError(f"nothing aligned: {why}; {args.out} left as it was",
+                        exit_code=EXIT_NOTHING_DONE)
     written = write_report(report, Path(args.out), with_figures=not args.no_figures)
     if args.format == "table":
         print_table(report, console)

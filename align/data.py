@@ -249,6 +249,12 @@ def load_generations(url: str | None = None) -> pd.DataFrame:
     return frame[["generation_id", "target_id", "dataset", "item", "model"]]
 
 
+def stored_metrics(url: str | None = None) -> list[str]:
+    """The metric names the database has runs of (what `--metric` can choose), sorted."""
+    with Session(get_engine(url)) as session:
+        return sorted(session.execute(select(MetricRun.metric).distinct()).scalars())
+
+
 def count_metric_scores(url: str | None = None) -> tuple[int, int, int]:
     """(metric runs, stored scores, of which errors): what `align` found when it has no
     usable score, so its message can say so."""

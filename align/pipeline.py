@@ -271,6 +271,8 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
     """Read scores, human labels, judge verdicts and annotations from `url` and align them."""
     from align import data
 
+    if options.metrics:
+        check_metric_names(options.metrics, data.stored_metrics(url))
     scores = data.load_scores(url, options.metrics)
     annotations = data.load_annotations(url)
     labels = data.choose_human_labels(annotations, data.load_gold_labels(url), options.labels)
@@ -298,6 +300,37 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
             + ("; run `python -m metrics.score` first" if not stored else
                "; see the errors with `python -m metrics.score --retry-errors`"))
     return report
+
+
+def check_metric_names(names: Sequence[str], stored: Sequence[str]) -> None:
+    """Refuse a metric name the database has no run of (a typo would align nothing), naming the
+    ones it has and the closest. A database without metric runs refuses nothing here: there is
+    nothing to align, which `nothing_aligned` says.
+
+    >>> check_metric_names(["blue"], ["bleu", "chrf"])
+    Traceback (most recent call last):
+    nlce.cli.InputError: metric not stored: 'blue' (did you mean 'bleu'?); this database has: bleu, chrf
+    """
+    import difflib
+
+    unknown = [name for name in dict.fromkeys(names) if name not in stored]
+    if not unknown or not stored:
+        return
+    close = [hit for name in unknown for hit in difflib.get_close_matches(name, stored, n=1)]
+    hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+    raise InputError(f"metric not stored: {', '.join(map(repr, unknown))}{hint}; this database "
+                     f"has: {', '.join(stored)}")
+
+
+def nothing_aligned(report: AlignReport) -> str:
+    """Why no labelled generation was compared with any metric configuration or judge run, or ""
+    when some were (`python -m align` exits 1 on a reason, as a run that did nothing useful)."""
+    if report.compared:
+        return ""
+    reasons = [note for note in report.notes if note.startswith("no ")]
+    return "; ".join(reasons) or (
+        f"no labelled generation has a metric score or an ok judge verdict ({len(report.labels):,}"
+        f" labelled generations, {report.scores.generation_id.nunique():,} scored)")
 
 
 def keep_datasets(generations: pd.DataFrame, scores: pd.DataFrame, labels: pd.DataFrame,

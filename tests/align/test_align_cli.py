@@ -79,9 +79,37 @@ def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, mess
 
 
 def test_cli_on_an_empty_database_says_what_is_missing(engine, db_url, tmp_path, capsys):
-    assert main(["--db", db_url, "--out", str(tmp_path / "out"), "--no-figures"]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
-    assert "no human labels found" in printed
+    align = as_command(main, "python -m align")
+    assert align(["--db", db_url, "--out", str(tmp_path / "out"), "--no-figures"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "python -m align: error: nothing aligned: no human labels " \
+        "found" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_nothing_aligned_is_exit_1_and_leaves_the_last_report(demo_db_url, tmp_path, capsys):
+    """The demo before any scoring: labels, no scores. The README's rule: a run that did
+    nothing useful exits 1; the report of an earlier run stays as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "kappa.csv").write_text("key,kappa\nbleu,0.5\n", encoding="utf-8")
+    align = as_command(main, "python -m align")
+    assert align(["--db", demo_db_url, "--out", str(out), "--no-figures"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "nothing aligned: no metric scores found: the database has 0 metric run(s)" in err
+    assert "run `python -m metrics.score` first" in err
+    assert (out / "kappa.csv").read_text(encoding="utf-8") == "key,kappa\nbleu,0.5\n"
+
+
+def test_an_unknown_metric_is_refused_with_the_stored_names(align_db, tmp_path, capsys):
+    align = as_command(main, "python -m align")
+    assert align(["--db", align_db["url"], "--out", str(tmp_path / "out"), "--no-figures",
+                  "--metric", "blue", "goodmetric"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("python -m align: error: metric not stored: 'blue' (did you mean 'bleu'?); "
+                   "this database has: bleu, flatmetric, goodmetric\n")
+    assert not (tmp_path / "out").exists()
 
 
 def test_help_imports_no_torch_and_no_matplotlib():
