@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the rank clusters and of the labels needed "
                              "(default 0.05)")
+    parser.add_argument("--min-items", type=int, default=20, metavar="N",
+                        help="a slice with fewer labelled items shows 'too few': no kappa, "
+                             "interval or rank there (default 20)")
     parser.add_argument("--fit-on", metavar="SPLIT",
                         help="fit thresholds only on this split: language=CODE[,..], "
                              "model=NAME[,..], random:SHARE (whole targets) or all")
@@ -115,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.alpha < 1:
         raise InputError(f"--alpha must be between 0 and 1, not {args.alpha}")
     check_resamples(args.resamples, args.alpha, "--resamples")
+    if args.min_items < 3:
+        raise InputError(f"--min-items {args.min_items}: a slice needs at least 3 labelled items "
+                         "for a kappa and its paired tests")
     saved = load_thresholds(args.thresholds) if args.thresholds else None
     parse_policy(args.labels)
     check_output_folder(args.out, OWNED)  # a wrong --out fails before the work (OutputError)
@@ -130,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                            monotone=args.monotone, progress=sys.stderr.isatty(),
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
-                           judges=not args.no_judges, datasets=tuple(args.dataset))
+                           judges=not args.no_judges, datasets=tuple(args.dataset),
+                           min_items=args.min_items)
     from align.pipeline import nothing_aligned, run_alignment
     from align.report import summary, tables, to_json, write_report
     from align.terminal import print_table

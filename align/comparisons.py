@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 
 from agreement.correlation import STATISTICS, Acc23, acc23, correlation, correlations, item_pairs
-from agreement.judges import usable_pairs
 from agreement.significance import (
     assign_ranks,
     bootstrap_values,
@@ -36,10 +35,10 @@ from agreement.significance import (
     resample_indices,
     why_no_labels_needed,
 )
-from agreement.statistics import encode_labels, kappa_from_counts
-from align.analysis import slice_frames, thresholds_key
+from agreement.statistics import kappa_from_counts
+from align.analysis import MIN_SLICE_ITEMS
+from align.configurations import Configuration
 from align.kde import DEFAULT_GRID_SIZE, ordered_classify, refit_classify
-from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 ALL_STATISTICS = ("kappa",) + STATISTICS
@@ -56,8 +55,6 @@ ACC23_PERMUTATION_PAIRS = 20_000  # pairs of items the threshold is re-optimised
 ACC23_EARLY_STOP = (0.02, 0.5)  # mt-metrics-eval's PermutationSigDiffParams bounds
 ACC23_CHECK_EVERY = 100
 MIN_ITEMS = 3
-UNTESTED = ("nothing was tested (0 resamples): no intervals, p-values or ranks; --resamples 1000 "
-            "(the default) gives them")
 REFIT_BLOCK = 16  # resamples refitted per batched call (small blocks stay in the CPU's cache)
 
 
@@ -74,24 +71,24 @@ class SignificanceOptions:
     bandwidth: str | float = "scott"
     grid_size: int = DEFAULT_GRID_SIZE
     monotone: bool = False
+    min_items: int = MIN_SLICE_ITEMS  # fewer items (a slice's, or a pair's shared): not compared
 
+    @property
+    def tested(self) -> bool:
+        """Whether pairs are tested: resamples to test with, and statistics to test."""
+        return self.resamples > 0 and bool(self.statistics)
 
-@dataclass
-class Configuration:
-    """One configuration's items in one slice: generation ids (sorted), scores, human levels and,
-    for a metric, the thresholds that classify it (refitted in resamples unless `fixed`)."""
-    key: str
-    kind: str  # "metric" | "judge"
-    items: np.ndarray
-    x: np.ndarray
-    human: np.ndarray
-    thresholds: Thresholds | None = None
-    higher_is_better: bool | None = None
-
-    def subset(self, items: np.ndarray) -> "Configuration":
-        keep = np.isin(self.items, items)
-        return Configuration(self.key, self.kind, self.items[keep], self.x[keep],
-                             self.human[keep], self.thresholds, self.higher_is_better)
+    @property
+    def untested(self) -> str:
+        """Why nothing was tested or ranked ("" when pairs were): what the terminal and the page
+        say in place of the ranks' explanation."""
+        if self.resamples == 0:
+            return ("nothing was tested (0 resamples): no intervals, p-values or ranks; "
+                    "--resamples 1000 (the default) gives them")
+        if not self.statistics:
+            return ("nothing was tested (--significance none): no p-values or ranks; the "
+                    "correlations are in correlations.csv")
+        return ""
 
 
 @dataclass
@@ -104,54 +101,6 @@ class SignificanceResult:
     options: SignificanceOptions = field(default_factory=SignificanceOptions)  # alpha, power
     # (slice, value, key, statistic) -> (value, bootstrap samples, items) over the config's items
     samples: dict = field(default_factory=dict, repr=False)
-
-
-# ---------------------------------------------------------------- the items of each slice
-
-
-def metric_configurations(predictions: pd.DataFrame, thresholds: dict[str, Thresholds],
-                          directions: dict[str, bool | None] | None = None,
-                          order: Sequence[str] = ACCURACY_LABELS
-                          ) -> dict[tuple[str, str], list[Configuration]]:
-    """(slice, value) -> the metric configurations aligned there, over their labelled items (the
-    rows kappa.csv was computed from: `AlignResult.predictions`); `directions`: key -> whether
-    a higher score is better (for ordered refits)."""
-    directions = directions or {}
-    out: dict[tuple[str, str], list[Configuration]] = {}
-    if predictions is None or predictions.empty:
-        return out
-    labelled = predictions[predictions.human.notna()]
-    for (key, slice_name, value), rows in labelled.groupby(["key", "slice", "slice_value"],
-                                                            sort=True, observed=True):
-        rows = rows.sort_values("generation_id")
-        out.setdefault((str(slice_name), str(value)), []).append(Configuration(
-            str(key), "metric", rows.generation_id.to_numpy(np.int64),
-            rows.score.to_numpy(float), encode_labels(rows.human.astype(str).to_numpy(), order),
-            thresholds.get(thresholds_key(key, slice_name, value))
-            or thresholds.get(thresholds_key(key, "all", "all")), directions.get(str(key))))
-    return out
-
-
-def judge_configurations(verdicts: pd.DataFrame | None, labels: pd.DataFrame,
-                         slices: Sequence[str], order: Sequence[str] = ACCURACY_LABELS
-                         ) -> dict[tuple[str, str], list[Configuration]]:
-    """(slice, value) -> the judge runs there, over their usable verdicts (ok, with a label)."""
-    out: dict[tuple[str, str], list[Configuration]] = {}
-    if verdicts is None or verdicts.empty:
-        return out
-    label_of = {g: label for g, label in zip(labels.generation_id, labels.label)
-                if isinstance(label, str)}
-    for key, judge_rows in verdicts.groupby("key", sort=True):
-        for slice_name, value, rows in slice_frames(judge_rows, slices):
-            pairs = usable_pairs(rows.drop_duplicates("generation_id"), label_of)
-            if pairs.empty:
-                continue
-            items = pairs.generation_id.to_numpy(np.int64)
-            out.setdefault((slice_name, value), []).append(Configuration(
-                str(key), "judge", items,
-                encode_labels(pairs.accuracy.to_numpy(), order).astype(float),
-                encode_labels([label_of[g] for g in items], order)))
-    return out
 
 
 # ---------------------------------------------------------------- statistics of one configuration
@@ -315,7 +264,7 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
     the paired bootstrap."""
     options = work.options
     shared = np.intersect1d(first.items, second.items)
-    if len(shared) < MIN_ITEMS:
+    if len(shared) < max(MIN_ITEMS, options.min_items):
         return {}
     whole = _same_items(first, second)
     one, two = (first, second) if whole else (first.subset(shared), second.subset(shared))
@@ -422,24 +371,24 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
     statistics = [s for s in ALL_STATISTICS if s in options.statistics]
     correlation_rows, significance, ranks, needed = [], [], [], []
     samples: dict = {}
-    tested = options.resamples > 0
+    tested = options.tested
     pairs_to_test = sum(len(c) * (len(c) - 1) // 2 for c in configurations.values()) if tested \
         else 0
     bar = tqdm(total=pairs_to_test, desc="align: paired tests", unit="pair", file=sys.stderr,
                disable=not progress or not pairs_to_test, dynamic_ncols=True, leave=False)
     for (slice_name, value), configs in configurations.items():
-        configs = [c for c in configs if len(c.items) >= MIN_ITEMS]
+        configs = [c for c in configs if len(c.items) >= max(MIN_ITEMS, options.min_items)]
         work = _SliceWork(options)
         for config in configs:
             correlation_rows.extend(_correlation_rows(slice_name, value, config, work))
-        if not configs:
+        if not configs or not tested:  # untested: no ranks (the order would read as ranks)
             continue
         ranked = {s: _ranked(configs, {c.key: work.value(c, s, True) for c in configs})
                   for s in statistics}
         acc23_order = {c.key: i for i, c in enumerate(ranked.get("acc23", []))}
         tests = {}
         for i, one in enumerate(configs):
-            for two in configs[i + 1:] if tested else ():
+            for two in configs[i + 1:]:
                 tests[(one.key, two.key)] = _pair_tests(one, two, work, statistics, acc23_order)
                 bar.update()
         for statistic in statistics:
@@ -456,18 +405,17 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
             if len(pairs):
                 pairs["p_holm"] = holm(pairs.p_value.to_numpy(float))
                 significance.append(pairs)
-            # untested (no resamples): no rank at all (the order alone would read as a ranking)
             p_better = np.full((len(order), len(order)), np.nan)
             position = {c.key: i for i, c in enumerate(order)}
             for row in pairs.itertuples():
                 p_better[position[row.b], position[row.a]] = row.p_value
-            cluster = assign_ranks(p_better, options.alpha) if tested else [math.nan] * len(order)
+            cluster = assign_ranks(p_better, options.alpha)
             ranks.extend({"slice": slice_name, "slice_value": value, "statistic": statistic,
                           "key": c.key, "value": work.value(c, statistic, True), "rank": r}
                          for c, r in zip(order, cluster))
             needed.extend(_needed_rows(slice_name, value, statistic, order, cluster, tests,
                                        options.alpha, options.power))
-            if statistic in BOOTSTRAPPED and tested:
+            if statistic in BOOTSTRAPPED:
                 for c in configs:
                     samples[(slice_name, value, c.key, statistic)] = (
                         work.value(c, statistic, True),

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from agreement.robustness_report import SECTIONS, study_sections_html
-from align.comparisons import UNTESTED
+from align.analysis import is_too_few
 from align.figures import MAX_KDE_FIGURES, slug
 from align.pipeline import AlignReport
 
@@ -99,10 +99,11 @@ def ranked_configurations(report: AlignReport, slice_name: str = "all",
             "kind": kind, "key": rows.key.to_numpy(), "n": rows.n.to_numpy(),
             "kappa": rows.kappa.to_numpy(float), "kappa_low": rows.kappa_low.to_numpy(float),
             "kappa_high": rows.kappa_high.to_numpy(float),
-            "rank": rows["rank"].to_numpy() if "rank" in rows else None, "note": note}))
+            "rank": rows["rank"].to_numpy() if "rank" in rows else None, "note": note,
+            "too_few": [is_too_few(r) for r in rows.itertuples()]}))
     if not frames:
         return pd.DataFrame(columns=["kind", "key", "n", "kappa", "kappa_low", "kappa_high",
-                                     "rank", "note", "kendall"])
+                                     "rank", "note", "too_few", "kendall"])
     ranked = pd.concat(frames, ignore_index=True)
     kendall = {}
     if report.significance is not None:
@@ -122,7 +123,7 @@ def _ranked_table(ranked: pd.DataFrame) -> str:
         rows.append(
             f"<tr class='{'r1' if rank == '1' else ''}'><td class='n'>{rank}</td>"
             f"<td>{html.escape(str(r.key))}</td><td>{r.kind}</td><td class='n'>{r.n}</td>"
-            f"<td class='n'>{_number(r.kappa)}</td>"
+            f"<td class='n'>{'too few' if r.too_few else _number(r.kappa)}</td>"
             f"<td>{_ci_bar(r.kappa, r.kappa_low, r.kappa_high)} "
             f"<span class='meta'>{_number(r.kappa_low, 2)}–{_number(r.kappa_high, 2)}</span></td>"
             f"<td class='n'>{_number(r.kendall)}</td><td class='warn'>{html.escape(r.note)}</td>"
@@ -144,14 +145,17 @@ def _heatmap(report: AlignReport, slice_name: str, ranked: pd.DataFrame) -> str:
     values = sorted(rows.slice_value.unique())
     keys = list(ranked.key) or sorted(rows.key.unique())
     keys += [k for k in sorted(rows.key.unique()) if k not in keys]
-    cell = {(k, v): (kappa, rank) for k, v, kappa, rank in
-            zip(rows.key, rows.slice_value, rows.kappa, rows.get("rank", [None] * len(rows)))}
+    cell = {(r.key, r.slice_value): (r.kappa, getattr(r, "rank", None), is_too_few(r))
+            for r in rows.itertuples()}
     head = "".join(f"<th>{html.escape(str(v))}</th>" for v in values)
     body = []
     for key in keys:
         cells = []
         for v in values:
-            kappa, rank = cell.get((key, v), (math.nan, None))
+            kappa, rank, too_few = cell.get((key, v), (math.nan, None, False))
+            if too_few:
+                cells.append("<td class='n meta'>too few</td>")
+                continue
             if kappa is None or pd.isna(kappa):
                 cells.append("<td class='n'>–</td>")
                 continue
@@ -169,12 +173,13 @@ def _labels_needed(report: AlignReport) -> str:
     if report.significance is None:
         return ""
     needed, tested = report.significance.labels_needed, report.significance.options
-    if tested.resamples == 0:
-        return f"<p>{html.escape(UNTESTED[0].upper() + UNTESTED[1:])}.</p>"
+    if tested.untested:
+        return f"<p>{html.escape(tested.untested[0].upper() + tested.untested[1:])}.</p>"
     needed = needed[(needed.slice == "all") & (needed.statistic == "kappa")]
     if needed.empty:
+        ranks = report.significance.ranks
         return ("<p>The best configuration's lead over every other is significant, or there is "
-                "no runner-up in its cluster.</p>" if report.significance.ranks.size else "")
+                "no runner-up in its cluster.</p>" if (ranks.statistic == "kappa").any() else "")
     items = []
     for r in needed.itertuples():
         count = (html.escape(r.why_none) if pd.isna(r.labels_needed) else
@@ -226,7 +231,8 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
         heat = _heatmap(report, slice_name, ranked)
         if heat:
             parts.append(f"<h2>{title}</h2>{heat}<p class='meta'>Superscript: the rank within "
-                         "the column.</p>")
+                         f"the column; too few: fewer than {options.min_items} labelled items, "
+                         "no kappa or rank.</p>")
     parts.extend(_figure_sections(report, figures, n_keys, ranked))
     parts.append(_all_tables(frames, written))
     parts.append("</body></html>")

@@ -56,6 +56,8 @@ class AlignOptions:
     significance: Sequence[str] = ALL_STATISTICS
     alpha: float = 0.05  # significance level of the rank clusters and of "labels needed"
     monotone: bool = False  # fit ordered thresholds where the KDE regions are out of order
+    # fewer labelled items in a slice: no kappa, interval or rank there ("too few")
+    min_items: int = analysis.MIN_SLICE_ITEMS
     progress: bool = False  # a progress bar on stderr for the paired tests (the CLI, at a terminal)
 
     def __post_init__(self):
@@ -95,6 +97,7 @@ class AlignReport:
     compared: int = 0  # labelled generations that some metric configuration or judge run covers
     # generation_id -> dataset, item, model (`data.load_generations`): what predictions.csv names
     generations: pd.DataFrame | None = None
+    slices: Sequence[str] = ()  # the slices computed: options.slices less those repeating 'all'
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -166,14 +169,18 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     from align.families import load_model_families
 
     notes: list[str] = []
+    slices, repeats = analysis.distinct_slices(
+        options.slices, scores[scores.noise == "none"] if "noise" in scores else scores, verdicts)
+    if repeats:
+        notes.append(f"slice(s) {', '.join(repeats)} left out: one value, the same items as 'all'")
     common = dict(weighting=options.weighting, bandwidth=options.bandwidth,
-                  grid_size=options.grid_size)
+                  grid_size=options.grid_size, min_items=options.min_items)
     ordered = dict(monotone=options.monotone)
     if options.fit_on:
         fit_rows, apply_rows = split_scores(scores, options.fit_on, options.apply_to, options.seed)
         fitted = analysis.align_metrics(fit_rows, labels, ["all"], keep_fits=False, **common,
                                         **ordered)
-        result = analysis.align_metrics(apply_rows, labels, options.slices, bootstrap=options.bootstrap,
+        result = analysis.align_metrics(apply_rows, labels, slices, bootstrap=options.bootstrap,
                                         seed=options.seed, fitted=fitted.thresholds, **common)
         result.thresholds = fitted.thresholds
         most = fitted.kappa.n.max() if len(fitted.kappa) else 0
@@ -182,11 +189,12 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
                      f"{options.apply_to or 'rest'!r}")
         scored = apply_rows
     else:
-        result = analysis.align_metrics(scores, labels, options.slices, bootstrap=options.bootstrap,
+        result = analysis.align_metrics(scores, labels, slices, bootstrap=options.bootstrap,
                                         seed=options.seed, fitted=options.thresholds, **common,
                                         **ordered)
         scored = scores
-    noise = analysis.noise_table(scored, options.slices, **common)
+    noise = analysis.noise_table(scored, slices, weighting=options.weighting,
+                                 bandwidth=options.bandwidth, grid_size=options.grid_size)
     context = analysis.context_effect(result.kappa)
     families = load_model_families(list(options.families) or None)
     groups = pd.DataFrame()
@@ -195,10 +203,12 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
                             for value in ("kappa", "precision_correct")
                             if value in result.kappa], ignore_index=True)
     report = AlignReport(options=options, scores=scores, labels=labels, metrics=result,
-                         noise=noise, context=context, groups=groups, notes=notes)
+                         noise=noise, context=context, groups=groups, notes=notes,
+                         slices=slices)
     if verdicts is not None and len(verdicts):
-        report.judges = analysis.align_judges(verdicts, labels, options.slices,
-                                              bootstrap=options.bootstrap, seed=options.seed)
+        report.judges = analysis.align_judges(verdicts, labels, slices,
+                                              bootstrap=options.bootstrap, seed=options.seed,
+                                              min_items=options.min_items)
         label_of = {g: label for g, label in zip(labels.generation_id, labels.label)
                     if isinstance(label, str)}  # as judges.report: items with an accuracy label
         human_codes, codes = None, ()
@@ -218,8 +228,7 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
         covered |= set(verdicts.generation_id[(verdicts.status == "ok")
                                               & verdicts.accuracy.notna()])
     report.compared = len(labelled & covered)
-    if options.significance:
-        compare_configurations(report, verdicts)
+    compare_configurations(report, verdicts)  # correlations always; tests as options.significance
     if annotations is not None and annotations.annotator.nunique() > 1:
         report.annotator_pairs, report.annotator_alpha = analysis.annotator_agreement(annotations)
     if labels.empty:
@@ -233,13 +242,8 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
 def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -> None:
     """Correlations, paired significance, ranks and labels needed (`align.comparisons`) for the
     metrics and judges of `report`, and intervals for the context deltas; in place."""
-    from align.comparisons import (
-        SignificanceOptions,
-        compare,
-        context_intervals,
-        judge_configurations,
-        metric_configurations,
-    )
+    from align.comparisons import SignificanceOptions, compare, context_intervals
+    from align.configurations import judge_configurations, metric_configurations
 
     options = report.options
     kappa = report.metrics.kappa
@@ -250,14 +254,14 @@ def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -
                                            directions)
     if report.judges is not None:
         for where, configs in judge_configurations(verdicts, report.labels,
-                                                   options.slices).items():
+                                                   report.slices).items():
             configurations.setdefault(where, []).extend(configs)
     refit = not (options.fit_on or options.thresholds)
     report.significance = compare(configurations, SignificanceOptions(
         resamples=options.bootstrap, seed=options.seed, alpha=options.alpha,
         statistics=tuple(options.significance), refit=refit, weighting=options.weighting,
-        bandwidth=options.bandwidth, grid_size=options.grid_size, monotone=options.monotone),
-        progress=options.progress)
+        bandwidth=options.bandwidth, grid_size=options.grid_size, monotone=options.monotone,
+        min_items=options.min_items), progress=options.progress)
     report.context = context_intervals(report.context, report.significance.samples)
     kappa_ranks = report.significance.ranks[report.significance.ranks.statistic == "kappa"]
     rank_of = {(r.slice, r.slice_value, r.key): r.rank for r in kappa_ranks.itertuples()}

@@ -62,8 +62,9 @@ def tables(report: AlignReport) -> dict[str, pd.DataFrame]:
         for name, frame in report.judge_studies.items():  # judge_stability, judge_code_mix, ...
             if not frame.empty:
                 out[f"judge_{name}"] = _with_policy(frame, policy)
-    if report.significance is not None:
-        for name in ("correlations", "significance", "ranks", "labels_needed"):
+    if report.significance is not None:  # the tests' tables where pairs were tested
+        tested = report.significance.options.tested
+        for name in ("correlations", "significance", "ranks", "labels_needed")[:4 if tested else 1]:
             out[name] = _with_policy(getattr(report.significance, name), policy)
     if not report.annotator_pairs.empty:
         out["annotators"] = report.annotator_pairs

@@ -67,6 +67,7 @@ def test_cli_fit_on_apply_to(align_db, tmp_path, capsys):
                            "with fewer, the ends of a 95% interval and p-values near alpha 0.05"),
     (["--resamples", "-5"], "--resamples -5: use 0 (no intervals, tests or ranks) or at least 100"),
     (["--bootstrap", "99"], "--resamples 99: use 0"),
+    (["--min-items", "2"], "--min-items 2: a slice needs at least 3 labelled items"),
     (["--resamples", "200", "--alpha", "0.01"], "--resamples 200: use 0 (no intervals, tests or "
                                                 "ranks) or at least 500"),
 ])

@@ -137,17 +137,18 @@ def test_without_resamples_nothing_is_tested_ranked_or_called_significant(align_
 
     report = run_alignment(align_db["url"], AlignOptions(bootstrap=0, slices=("all",)))
     assert report.significance.significance.empty and report.significance.labels_needed.empty
-    ranks = report.significance.ranks
-    assert len(ranks) and ranks["rank"].isna().all()
-    assert report.metrics.kappa["rank"].isna().all()
+    assert report.significance.ranks.empty and report.metrics.kappa["rank"].isna().all()
     assert not report.significance.correlations.empty
     console = Console(record=True, width=200)
     print_table(report, console)
     printed = console.export_text()
     assert "rank: none; nothing was tested (0 resamples)" in printed
     assert "significan" not in printed.replace("rank: none", "")
-    page = write_report(report, tmp_path / "out", with_figures=False)["html"].read_text()
+    written = write_report(report, tmp_path / "out", with_figures=False)
+    page = written["html"].read_text()
     assert "Nothing was tested (0 resamples)" in page and "is significant" not in page
+    assert "correlations" in written and not {"significance", "ranks", "labels_needed"} & set(
+        written)
 
 
 def test_saved_thresholds_are_held_fixed_in_the_resamples(align_db, tmp_path):
@@ -160,10 +161,18 @@ def test_saved_thresholds_are_held_fixed_in_the_resamples(align_db, tmp_path):
     assert set(again.significance.ranks.statistic) == {"kappa"}
 
 
-def test_significance_can_be_switched_off(align_db):
+def test_significance_none_drops_the_tests_and_keeps_the_correlations(align_db, tmp_path):
     report = run_alignment(align_db["url"], AlignOptions(bootstrap=100, slices=("all",),
                                                          significance=()))
-    assert report.significance is None and "rank" not in report.metrics.kappa
+    assert report.metrics.kappa["rank"].isna().all()
+    assert report.significance.significance.empty and report.significance.ranks.empty
+    correlations = report.significance.correlations
+    assert set(correlations.statistic) == {"pearson", "spearman", "kendall", "acc23"}
+    assert set(correlations.key) >= {GOOD, FLAT, JUDGE}
+    written = write_report(report, tmp_path / "out", with_figures=False)
+    assert (tmp_path / "out" / "correlations.csv").is_file()
+    assert not {"significance", "ranks", "labels_needed"} & set(written)
+    assert "Nothing was tested (--significance none)" in written["html"].read_text()
 
 
 def test_acc23_in_correlations_and_ranks_is_one_value_whatever_the_seed():
@@ -177,7 +186,7 @@ def test_acc23_in_correlations_and_ranks_is_one_value_whatever_the_seed():
     configs = [Configuration(f"m{i}", "metric", np.arange(n), rng.normal(human * 0.3 * i, 1.0),
                              human) for i in (1, 2)]
     result = compare({("all", "all"): configs},
-                     SignificanceOptions(resamples=0, seed=3, statistics=("acc23",)))
+                     SignificanceOptions(resamples=100, seed=3, statistics=("acc23",)))
     correlations = result.correlations[result.correlations.statistic == "acc23"]
     assert correlations.method.str.contains("random pairs").all()
     ranked = result.ranks.set_index("key").value
@@ -215,3 +224,65 @@ def test_the_terminal_and_the_report_give_the_count_or_the_reason():
     page = _labels_needed(report)
     assert "about <b>1,500</b> labelled items (1,200 more)" in page
     assert "(p = 0.731, n = 300); no number is expected to show it" in page
+
+
+def _frames(url: str):
+    from align import data
+
+    return data.load_scores(url), data.load_human_labels(url), data.load_judge_verdicts(url)
+
+
+def test_single_language_data_has_no_language_slice_repeating_all(align_db):
+    """Only the English items: the language slice would be 'all' again (computed, tested and
+    shown twice); it is left out and the report says why."""
+    from align.pipeline import align_frames
+
+    scores, labels, verdicts = _frames(align_db["url"])
+    english = set(scores.generation_id[scores.language == "en"].dropna())
+    report = align_frames(scores[scores.language == "en"], labels,
+                          AlignOptions(bootstrap=100, significance=("kappa", "kendall")),
+                          verdicts[verdicts.generation_id.isin(english)])
+    for table in (report.metrics.kappa, report.judges.kappa, report.significance.correlations,
+                  report.significance.ranks, report.significance.significance):
+        assert set(table.slice) == {"all", "model"}, table
+    assert report.slices == ["all", "model"]
+    assert "slice(s) language (en) left out: one value, the same items as 'all'" in report.notes
+
+
+def test_a_slice_with_too_few_items_has_no_kappa_and_no_rank(align_db, tmp_path):
+    """model-b keeps 10 labelled generations: a KDE fit to them reproduces them (kappa near 1,
+    interval 1.00-1.00, rank 1); below --min-items (20) the slice says 'too few' instead."""
+    from rich.console import Console
+
+    from align.pipeline import align_frames
+    from align.terminal import print_table
+
+    scores, labels, verdicts = _frames(align_db["url"])
+    few = sorted(set(scores.generation_id[scores.model == "model-b"].dropna()))[:10]
+    keep = (scores.model != "model-b") | scores.generation_id.isin(few) | (scores.noise != "none")
+    report = align_frames(scores[keep], labels, AlignOptions(bootstrap=100),
+                          verdicts[(verdicts.model != "model-b") | verdicts.generation_id.isin(few)])
+    for result in (report.metrics, report.judges):
+        kappa = result.kappa
+        small = kappa[kappa.slice_value == "model-b"]
+        assert len(small) and (small.n == 10).all() and small.too_few.all()
+        assert small["rank"].isna().all()
+        others = kappa[kappa.slice_value != "model-b"]
+        assert not others.too_few.any() and others.kappa.notna().any()
+    # nothing is fitted to the metrics' 10 items; a judge's kappa stays judges.report's number
+    small = report.metrics.kappa[report.metrics.kappa.slice_value == "model-b"]
+    assert small.kappa.isna().all() and small.kappa_low.isna().all()
+    assert report.judges.kappa[report.judges.kappa.slice_value == "model-b"].kappa.notna().all()
+    for table in (report.significance.ranks, report.significance.correlations,
+                  report.significance.significance):
+        assert "model-b" not in set(table.slice_value) and "model-a" in set(table.slice_value)
+    console = Console(record=True, width=250)
+    print_table(report, console)
+    printed = console.export_text()
+    assert "too few: a slice with fewer than 20 labelled items has no kappa, interval or rank" \
+        in printed
+    written = write_report(report, tmp_path / "out", with_figures=False)
+    page = written["html"].read_text(encoding="utf-8")
+    assert page.count(">too few</td>") == len(report.metrics.kappa.key.unique()) + 1
+    kappa_csv = pd.read_csv(written["kappa"])
+    assert kappa_csv[kappa_csv.slice_value == "model-b"].too_few.all()

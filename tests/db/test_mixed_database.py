@@ -91,7 +91,7 @@ def test_align_names_every_item_of_a_mixed_database(mixed_db, tmp_path, datasets
     out = tmp_path / "out"
     chosen = [arg for name in datasets for arg in ("--dataset", name)]
     done = run_in_process("align", "--db", mixed_db, "--out", str(out), "--no-figures",
-                          "--resamples", "0", "--slice", "all", *chosen)
+                          "--resamples", "0", "--slice", "all", "--min-items", "3", *chosen)
     assert done.returncode == 0, done.stderr
     assert f"on {n} of {n} labelled generations" in " ".join(done.stdout.split())
     predictions = pd.read_csv(out / "predictions.csv", keep_default_na=False)
