@@ -24,7 +24,15 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from agreement.correlation import STATISTICS, Acc23, acc23, correlation, correlations, item_pairs
+from agreement.correlation import (
+    ACC23_MAX_PAIRS,
+    STATISTICS,
+    Acc23,
+    acc23,
+    correlation,
+    correlations,
+    item_pairs,
+)
 from agreement.significance import (
     assign_ranks,
     bootstrap_values,
@@ -44,14 +52,20 @@ from taxonomy import ACCURACY_LABELS
 ALL_STATISTICS = ("kappa",) + STATISTICS
 BOOTSTRAPPED = ("kappa", "pearson", "spearman", "kendall")  # acc23: PERM-BOTH only
 SIGNIFICANCE_COLUMNS = ["slice", "slice_value", "statistic", "a", "b", "value_a", "value_b",
-                        "delta", "ci_low", "ci_high", "p_value", "p_holm", "method", "resamples"]
-RANK_COLUMNS = ["slice", "slice_value", "statistic", "key", "value", "rank"]
+                        "delta", "ci_low", "ci_high", "p_value", "p_holm", "method", "resamples",
+                        "near_all_ties"]
+RANK_COLUMNS = ["slice", "slice_value", "statistic", "key", "value", "rank", "near_all_ties"]
 CORRELATION_COLUMNS = ["slice", "slice_value", "key", "statistic", "value", "n", "kind",
-                       "tie_threshold", "method"]
+                       "tie_threshold", "method", "near_all_ties"]
 NEEDED_COLUMNS = ["slice", "slice_value", "statistic", "best", "runner_up", "n", "value_best",
                   "value_runner_up", "delta", "se", "p_value", "labels_needed", "more_labels",
                   "why_none"]
-ACC23_PERMUTATION_PAIRS = 20_000  # pairs of items the threshold is re-optimised over per permutation
+# pairs of items acc23 is compared over: its threshold re-optimised per permutation, and the values
+# the tests and ranks show (all pairs up to 200 items; correlations.csv's value: up to 2 million)
+ACC23_PERMUTATION_PAIRS = 20_000
+# an acc23 at most this far above what tying every pair scores orders almost nothing the humans
+# order: flagged `near_all_ties` (its differences with another such configuration mean nothing)
+ACC23_NEAR_ALL_TIES = 0.005
 ACC23_EARLY_STOP = (0.02, 0.5)  # mt-metrics-eval's PermutationSigDiffParams bounds
 ACC23_CHECK_EVERY = 100
 MIN_ITEMS = 3
@@ -162,6 +176,11 @@ def statistic_value(config: Configuration, statistic: str, options: Significance
     return float(correlation(statistic, config.x, config.human))
 
 
+def near_all_ties(value: float, all_ties: float) -> bool:
+    """Whether an acc23 is at most `ACC23_NEAR_ALL_TIES` above what tying every pair scores."""
+    return bool(value - all_ties <= ACC23_NEAR_ALL_TIES)
+
+
 def _same_items(a: Configuration, b: Configuration) -> bool:
     return len(a.items) == len(b.items) and bool(np.array_equal(a.items, b.items))
 
@@ -182,7 +201,7 @@ class _SliceWork:
         self._indices: dict[int, np.ndarray] = {}
         self._samples: dict[tuple[str, str, int], np.ndarray] = {}
         self._values: dict[tuple[str, str], float] = {}
-        self._acc23: dict[str, Acc23] = {}
+        self._acc23: dict[tuple[str, int], Acc23] = {}
 
     def value(self, config: Configuration, statistic: str, whole: bool) -> float:
         """The statistic over the configuration's items (cached when over its own items)."""
@@ -195,12 +214,22 @@ class _SliceWork:
                                                                     self.options)
         return self._values[(config.key, statistic)]
 
-    def acc23(self, config: Configuration) -> Acc23:
-        """acc23 over the configuration's own items, with its threshold and method: found once
-        for correlations.csv and the ranks (the costliest of the values)."""
-        if config.key not in self._acc23:
-            self._acc23[config.key] = acc23(config.x, config.human, seed=self.options.seed)
-        return self._acc23[config.key]
+    def acc23(self, config: Configuration, max_pairs: int = ACC23_MAX_PAIRS) -> Acc23:
+        """acc23 over the configuration's own items and at most `max_pairs` of their pairs,
+        with its threshold and method: found once (the costliest of the values)."""
+        if (config.key, max_pairs) not in self._acc23:
+            self._acc23[(config.key, max_pairs)] = acc23(config.x, config.human, max_pairs,
+                                                         self.options.seed)
+        return self._acc23[(config.key, max_pairs)]
+
+    def compared(self, config: Configuration, statistic: str) -> tuple[float, bool]:
+        """The value a configuration is ranked by, and whether it is near all ties: acc23 over
+        the pairs its tests use (`ACC23_PERMUTATION_PAIRS`), so that ranks and p-values speak of
+        one value; any other statistic over its items."""
+        if statistic != "acc23":
+            return self.value(config, statistic, True), False
+        result = self.acc23(config, ACC23_PERMUTATION_PAIRS)
+        return float(result.value), near_all_ties(float(result.value), result.all_ties)
 
     def indices(self, n: int) -> np.ndarray:
         if n not in self._indices:
@@ -242,6 +271,7 @@ class _Test:
     se: float  # of the resampled difference (nan where there is no bootstrap)
     method: str
     resamples: int
+    near_all_ties: bool = False  # acc23: either side within ACC23_NEAR_ALL_TIES of all ties
 
     def row(self, b_is_second: bool) -> dict:
         """significance.csv's numbers with `b` the second configuration, or the first."""
@@ -249,11 +279,11 @@ class _Test:
             return {"value_a": self.value_first, "value_b": self.value_second,
                     "delta": self.value_second - self.value_first, "ci_low": self.ci_low,
                     "ci_high": self.ci_high, "p_value": self.p_second, "method": self.method,
-                    "resamples": self.resamples}
+                    "resamples": self.resamples, "near_all_ties": self.near_all_ties}
         return {"value_a": self.value_second, "value_b": self.value_first,
                 "delta": self.value_first - self.value_second, "ci_low": -self.ci_high,
                 "ci_high": -self.ci_low, "p_value": self.p_first, "method": self.method,
-                "resamples": self.resamples}
+                "resamples": self.resamples, "near_all_ties": self.near_all_ties}
 
 
 def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
@@ -290,16 +320,23 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
         pairs = item_pairs(len(shared), ACC23_PERMUTATION_PAIRS, options.seed)
         result = perm_both(low.x, high.x, lambda x: acc23(x, human, pairs=pairs).value,
                            options.resamples, options.seed, ACC23_EARLY_STOP, ACC23_CHECK_EVERY)
-        sampled = "" if pairs[2] else f" over {len(pairs[0]):,} random item pairs"
-        method = (f"perm-both (tie threshold re-optimised per permutation{sampled}; early stop "
-                  f"outside p {ACC23_EARLY_STOP[0]}-{ACC23_EARLY_STOP[1]} every "
-                  f"{ACC23_CHECK_EVERY})")
-        value_low, value_high = work.value(low, "acc23", whole), work.value(high, "acc23", whole)
+        sampled = "all item pairs" if pairs[2] else f"{len(pairs[0]):,} random item pairs"
+        method = (f"perm-both over {sampled}, the values too (tie threshold re-optimised per "
+                  f"permutation; early stop outside p {ACC23_EARLY_STOP[0]}-"
+                  f"{ACC23_EARLY_STOP[1]} every {ACC23_CHECK_EVERY})")
+        # the values over the permutations' pairs (and the ranks' where whole), so delta and p
+        # agree; from the scores themselves (z-scoring does not change acc23, except a constant
+        # metric's, which ties every pair)
+        value_low, value_high = (
+            float(work.acc23(c, ACC23_PERMUTATION_PAIRS).value) if whole
+            else float(acc23(c.x, human, pairs=pairs).value) for c in (low, high))
+        all_ties = float(np.mean(human[pairs[0]] == human[pairs[1]]))
+        near = near_all_ties(min(value_low, value_high), all_ties)
         tests["acc23"] = (
             _Test(value_low, value_high, math.nan, math.nan, result.p_value, result.p_reverse,
-                  math.nan, method, result.resamples) if not swapped else
+                  math.nan, method, result.resamples, near) if not swapped else
             _Test(value_high, value_low, math.nan, math.nan, result.p_reverse, result.p_value,
-                  math.nan, method, result.resamples))
+                  math.nan, method, result.resamples, near))
     if "kappa" in statistics:
         value_one, value_two = work.value(one, "kappa", whole), work.value(two, "kappa", whole)
         diff = paired_bootstrap(value_one, value_two, work.samples(one, ["kappa"], whole)["kappa"],
@@ -319,10 +356,11 @@ def _correlation_rows(slice_name: str, value: str, config: Configuration, work: 
         row = {"slice": slice_name, "slice_value": value, "key": config.key,
                "statistic": statistic, "n": len(config.items), "kind": config.kind,
                "value": work.value(config, statistic, True), "tie_threshold": math.nan,
-               "method": ""}
+               "method": "", "near_all_ties": False}
         if statistic == "acc23":
             result = work.acc23(config)
-            row.update(tie_threshold=float(result.threshold), method=result.method)
+            row.update(tie_threshold=float(result.threshold), method=result.method,
+                       near_all_ties=near_all_ties(float(result.value), result.all_ties))
         rows.append(row)
     return rows
 
@@ -383,7 +421,7 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
             correlation_rows.extend(_correlation_rows(slice_name, value, config, work))
         if not configs or not tested:  # untested: no ranks (the order would read as ranks)
             continue
-        ranked = {s: _ranked(configs, {c.key: work.value(c, s, True) for c in configs})
+        ranked = {s: _ranked(configs, {c.key: work.compared(c, s)[0] for c in configs})
                   for s in statistics}
         acc23_order = {c.key: i for i, c in enumerate(ranked.get("acc23", []))}
         tests = {}
@@ -411,7 +449,8 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
                 p_better[position[row.b], position[row.a]] = row.p_value
             cluster = assign_ranks(p_better, options.alpha)
             ranks.extend({"slice": slice_name, "slice_value": value, "statistic": statistic,
-                          "key": c.key, "value": work.value(c, statistic, True), "rank": r}
+                          "key": c.key, "value": work.compared(c, statistic)[0], "rank": r,
+                          "near_all_ties": work.compared(c, statistic)[1]}
                          for c, r in zip(order, cluster))
             needed.extend(_needed_rows(slice_name, value, statistic, order, cluster, tests,
                                        options.alpha, options.power))

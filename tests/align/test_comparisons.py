@@ -175,23 +175,61 @@ def test_significance_none_drops_the_tests_and_keeps_the_correlations(align_db, 
     assert "Nothing was tested (--significance none)" in written["html"].read_text()
 
 
-def test_acc23_in_correlations_and_ranks_is_one_value_whatever_the_seed():
-    """Beyond 2,000 items acc23 samples its pairs with the seed: correlations.csv and ranks.csv
-    give the same value (the ranks' was drawn with seed 0 whatever --seed said)."""
-    from align.comparisons import Configuration, SignificanceOptions, compare
+def test_acc23_ranks_and_tests_speak_of_one_value_over_the_same_pairs():
+    """Beyond 200 items acc23's permutations look at 20,000 random pairs: its values in
+    significance.csv and ranks.csv are over those same pairs (they were over up to 2 million, so
+    a row could list b higher with p = 1.000); correlations.csv keeps the value over up to 2
+    million pairs. Both are drawn with --seed."""
+    from agreement.correlation import acc23, item_pairs
+    from align.comparisons import ACC23_PERMUTATION_PAIRS, Configuration, SignificanceOptions, compare
 
     rng = np.random.default_rng(7)
-    n = 2_100  # 2,203,950 pairs: more than acc23 looks at, so a sample
+    n = 2_100  # 2,203,950 pairs: a sample both for the values and for the permutations
     human = rng.integers(0, 3, n)
     configs = [Configuration(f"m{i}", "metric", np.arange(n), rng.normal(human * 0.3 * i, 1.0),
                              human) for i in (1, 2)]
     result = compare({("all", "all"): configs},
                      SignificanceOptions(resamples=100, seed=3, statistics=("acc23",)))
-    correlations = result.correlations[result.correlations.statistic == "acc23"]
-    assert correlations.method.str.contains("random pairs").all()
+    tested = item_pairs(n, ACC23_PERMUTATION_PAIRS, seed=3)
     ranked = result.ranks.set_index("key").value
-    for row in correlations.itertuples():
-        assert ranked[row.key] == row.value
+    correlations = result.correlations[result.correlations.statistic == "acc23"].set_index("key")
+    for config in configs:
+        assert ranked[config.key] == acc23(config.x, human, pairs=tested).value
+        assert correlations.value[config.key] == acc23(config.x, human, seed=3).value
+    (row,) = result.significance.itertuples()
+    assert (row.value_a, row.value_b) == (ranked[row.a], ranked[row.b])
+    assert "perm-both over 20,000 random item pairs, the values too" in row.method
+
+
+def test_acc23_near_tying_every_pair_is_flagged_and_its_tests_agree_with_their_values():
+    """Humans tie most pairs (three levels, one of them 70%) and two metrics barely order them:
+    their best thresholds tie (nearly) every pair, so acc23 sits at what tying every pair scores
+    and a 'significant' difference between them means nothing: flagged in the three CSVs. Each
+    significance row's delta is the one its permutations tested (the same pairs)."""
+    from agreement.correlation import acc23, item_pairs
+    from align.comparisons import ACC23_PERMUTATION_PAIRS, Configuration, SignificanceOptions, compare
+
+    rng = np.random.default_rng(11)
+    n = 400  # 79,800 pairs: all of them for correlations.csv, 20,000 for the tests
+    human = rng.choice(3, n, p=[0.15, 0.15, 0.7])
+    flat = [Configuration(f"flat{i}", "metric", np.arange(n), rng.normal(0, 1, n) + 0.02 * human,
+                          human) for i in (1, 2)]
+    good = Configuration("good", "metric", np.arange(n), human + rng.normal(0, 0.3, n), human)
+    result = compare({("all", "all"): [*flat, good]},
+                     SignificanceOptions(resamples=200, seed=0, statistics=("acc23",)))
+    correlations = result.correlations[result.correlations.statistic == "acc23"]
+    flagged = dict(zip(correlations.key, correlations.near_all_ties))
+    assert flagged == {"flat1": True, "flat2": True, "good": False}
+    assert dict(zip(result.ranks.key, result.ranks.near_all_ties)) == flagged
+    pairs = item_pairs(n, ACC23_PERMUTATION_PAIRS, seed=0)
+    scores = {c.key: c.x for c in [*flat, good]}
+    for row in result.significance.itertuples():
+        assert row.near_all_ties == (flagged[row.a] or flagged[row.b])
+        tested = (acc23(scores[row.b], human, pairs=pairs).value
+                  - acc23(scores[row.a], human, pairs=pairs).value)
+        assert row.delta == pytest.approx(tested, abs=1e-12) and row.delta >= 0
+    other = result.significance[result.significance.near_all_ties == False]  # noqa: E712
+    assert other.empty  # every pair has a flat metric in it
 
 
 def test_the_terminal_and_the_report_give_the_count_or_the_reason():
