@@ -34,14 +34,14 @@ from agreement.correlation import (
     item_pairs,
 )
 from agreement.significance import (
+    BootstrapDifference,
     assign_ranks,
     bootstrap_values,
     holm,
-    labels_needed,
+    labels_needed_from,
     paired_bootstrap,
     perm_both,
     resample_indices,
-    why_no_labels_needed,
 )
 from agreement.statistics import kappa_from_counts
 from align.analysis import MIN_SLICE_ITEMS
@@ -58,8 +58,8 @@ RANK_COLUMNS = ["slice", "slice_value", "statistic", "key", "value", "rank", "ne
 CORRELATION_COLUMNS = ["slice", "slice_value", "key", "statistic", "value", "n", "kind",
                        "tie_threshold", "method", "near_all_ties"]
 NEEDED_COLUMNS = ["slice", "slice_value", "statistic", "best", "runner_up", "n", "value_best",
-                  "value_runner_up", "delta", "se", "p_value", "labels_needed", "more_labels",
-                  "why_none"]
+                  "value_runner_up", "delta", "resampled_lead", "se", "p_value", "labels_needed",
+                  "more_labels", "labels_if_known", "shown_ever", "why_none"]
 # pairs of items acc23 is compared over: its threshold re-optimised per permutation, and the values
 # the tests and ranks show (all pairs up to 200 items; correlations.csv's value: up to 2 million)
 ACC23_PERMUTATION_PAIRS = 20_000
@@ -268,7 +268,7 @@ class _Test:
     ci_high: float
     p_second: float  # one-sided: second is better
     p_first: float  # one-sided: first is better
-    se: float  # of the resampled difference (nan where there is no bootstrap)
+    bootstrap: BootstrapDifference | None  # second - first resampled (None: not bootstrapped)
     method: str
     resamples: int
     near_all_ties: bool = False  # acc23: either side within ACC23_NEAR_ALL_TIES of all ties
@@ -311,7 +311,7 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
                                     samples_one[statistic], samples_two[statistic])
             tests[statistic] = _Test(float(result.value_a[i]), float(result.value_b[i]),
                                      diff.ci_low, diff.ci_high, float(result.p_value[i]),
-                                     float(result.p_reverse[i]), diff.se,
+                                     float(result.p_reverse[i]), diff,
                                      f"perm-both{exact}; interval: paired bootstrap",
                                      result.resamples)
     if "acc23" in statistics:
@@ -334,16 +334,16 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
         near = near_all_ties(min(value_low, value_high), all_ties)
         tests["acc23"] = (
             _Test(value_low, value_high, math.nan, math.nan, result.p_value, result.p_reverse,
-                  math.nan, method, result.resamples, near) if not swapped else
+                  None, method, result.resamples, near) if not swapped else
             _Test(value_high, value_low, math.nan, math.nan, result.p_reverse, result.p_value,
-                  math.nan, method, result.resamples, near))
+                  None, method, result.resamples, near))
     if "kappa" in statistics:
         value_one, value_two = work.value(one, "kappa", whole), work.value(two, "kappa", whole)
         diff = paired_bootstrap(value_one, value_two, work.samples(one, ["kappa"], whole)["kappa"],
                                 work.samples(two, ["kappa"], whole)["kappa"])
         fixed = "refitted" if options.refit else "fixed"
         tests["kappa"] = _Test(value_one, value_two, diff.ci_low, diff.ci_high, diff.p_value,
-                               diff.p_reverse, diff.se,
+                               diff.p_reverse, diff,
                                f"paired bootstrap (thresholds {fixed} per resample)",
                                diff.resamples)
     return tests
@@ -387,15 +387,21 @@ def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Confi
         found = _find(tests, config.key, best.key, statistic)
         if found is None:
             continue
-        numbers, se = found[0].row(found[1]), found[0].se
-        n, delta = len(np.intersect1d(best.items, config.items)), numbers["delta"]
-        why_none = why_no_labels_needed(delta, se, numbers["p_value"])
-        needed = labels_needed(n, delta, se, alpha, power, numbers["p_value"])
+        test, best_is_second = found
+        numbers, resampled = test.row(best_is_second), test.bootstrap
+        if resampled is None:
+            continue
+        resampled = resampled if best_is_second else resampled.reversed()  # best - runner-up
+        n = len(np.intersect1d(best.items, config.items))
+        needed = labels_needed_from(n, resampled, alpha, power)
         rows.append({"slice": slice_name, "slice_value": value, "statistic": statistic,
                      "best": best.key, "runner_up": config.key, "n": n,
                      "value_best": numbers["value_b"], "value_runner_up": numbers["value_a"],
-                     "delta": delta, "se": se, "p_value": numbers["p_value"],
-                     "labels_needed": needed, "more_labels": needed - n, "why_none": why_none})
+                     "delta": numbers["delta"], "resampled_lead": resampled.centre,
+                     "se": resampled.se, "p_value": numbers["p_value"],
+                     "labels_needed": needed.count, "more_labels": needed.count - n,
+                     "labels_if_known": needed.if_known, "shown_ever": needed.ever,
+                     "why_none": needed.why_none})
     return rows
 
 

@@ -67,11 +67,13 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     for r in needed.itertuples():
         more = (r.why_none if pd.isna(r.labels_needed) else
                 f"about {int(r.labels_needed):,} labelled items would show it "
-                f"({int(r.more_labels):,} more; alpha {result.options.alpha}, "
-                f"power {result.options.power})")
+                f"({int(r.more_labels):,} more; {int(r.labels_if_known):,} were the resamples' lead "
+                f"of {r.resampled_lead:+.3f} certain; alpha {result.options.alpha}, power "
+                f"{result.options.power})")
         lines.append(f"labels needed: {_name(r.best)} leads {_name(r.runner_up)} (same rank) "
                      f"by {r.delta:+.3f} kappa (p = {r.p_value:.3f}, n = {r.n:,}); {more}")
     return lines
+
 
 
 def print_table(report: AlignReport, console=None) -> None:
