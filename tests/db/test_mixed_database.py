@@ -54,9 +54,9 @@ def _judge_records(url: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def mixed_db_file(demo_db_file, tmp_path_factory):
+def mixed_db(demo_db_file, tmp_path_factory):
     """The demo, a pairs dataset `wmt` imported beside it, both scored with BLEU, and a judge run
-    over both, each through its command."""
+    over both, each through its command; the tests read it (the app's sign-in adds a session)."""
     folder = tmp_path_factory.mktemp("mixed")
     path = folder / "mixed.db"
     shutil.copy(demo_db_file, path)
@@ -72,15 +72,6 @@ def mixed_db_file(demo_db_file, tmp_path_factory):
                       encoding="utf-8")
     done = run_in_process("db", "import", "--format", "jsonl", str(judged), "--db", url)
     assert done.returncode == 0, done.stderr
-    return path
-
-
-@pytest.fixture
-def mixed_db(mixed_db_file, tmp_path, monkeypatch):
-    path = tmp_path / "mixed.db"
-    shutil.copy(mixed_db_file, path)
-    url = f"sqlite:///{path}"
-    monkeypatch.setenv("NLCE_DATABASE_URL", url)
     yield url
     get_engine(url).dispose()
     get_engine.cache_clear()
@@ -127,7 +118,8 @@ def test_the_apps_service_counts_both_kinds_of_item(mixed_db):
         assert "wmt" in service.export_jsonl(session, acting=service.OPERATOR)
 
 
-def test_the_apps_analysis_page_aligns_a_mixed_database(mixed_db):
+def test_the_apps_analysis_page_aligns_a_mixed_database(mixed_db, monkeypatch):
+    monkeypatch.setenv("NLCE_DATABASE_URL", mixed_db)
     at = signed_in("lead", "demo")
     at.switch_page("views/analysis.py").run()
     at.button(key="analysis_run").click().run(timeout=120)
