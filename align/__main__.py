@@ -14,7 +14,7 @@ from pathlib import Path
 from agreement.correlation import STATISTICS
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, parse_policy
 from db.engine import add_database_argument, resolve_url
-from nlce.cli import EXIT_OK, InputError, run_main
+from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 
 DEFAULT_OUT = "reports/align"
 ALL_STATISTICS = ("kappa", *STATISTICS)
@@ -45,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resamples", "--bootstrap", dest="resamples", type=int, default=1000,
                         metavar="N",
                         help="resamples for every interval and paired test: kappa's 95%% interval, "
-                             "the paired bootstrap and the permutations (default 1000; 0 = no "
-                             "intervals or tests, ranks by value alone)")
+                             "the paired bootstrap and the permutations (default 1000; at least "
+                             "100 and 5/alpha; 0 = no intervals, tests or ranks)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of every resampling (default 0): equal seeds, equal numbers")
     parser.add_argument("--significance", nargs="+", metavar="STAT",
@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the rank clusters and of the labels needed "
                              "(default 0.05)")
+    parser.add_argument("--min-items", type=int, default=20, metavar="N",
+                        help="a slice with fewer labelled items shows 'too few': no kappa, "
+                             "interval or rank there (default 20)")
     parser.add_argument("--fit-on", metavar="SPLIT",
                         help="fit thresholds only on this split: language=CODE[,..], "
                              "model=NAME[,..], random:SHARE (whole targets) or all")
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     # bad options fail here, before anything is read (InputError: one line, exit 2), and the
     # first before pandas and the report's figures are imported
     bandwidth = parse_bandwidth(args.bandwidth)
-    from align.pipeline import AlignOptions, parse_split
+    from align.pipeline import AlignOptions, check_resamples, parse_split
     from align.report import OWNED
     from align.thresholds import load_thresholds
     from nlce.outputs import check_output_folder, write_csv
@@ -127,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.alt_epsilon < 1:
         raise InputError(f"--alt-epsilon must be at least 0 and below 1 (a share of items), not "
                          f"{args.alt_epsilon}")
+    check_resamples(args.resamples, args.alpha, "--resamples")
+    if args.min_items < 3:
+        raise InputError(f"--min-items {args.min_items}: a slice needs at least 3 labelled items "
+                         "for a kappa and its paired tests")
     saved = load_thresholds(args.thresholds) if args.thresholds else None
     parse_policy(args.labels)
     check_output_folder(args.out, OWNED)  # a wrong --out fails before the work (OutputError)
@@ -136,15 +143,16 @@ def main(argv: list[str] | None = None) -> int:
         prepare_demo(url, console)
     options = AlignOptions(metrics=args.metric, slices=tuple(dict.fromkeys(args.slice)),
                            weighting=args.weighting, bandwidth=bandwidth,
-                           bootstrap=max(args.resamples, 0), seed=args.seed, labels=args.labels,
+                           bootstrap=args.resamples, seed=args.seed, labels=args.labels,
                            significance=() if "none" in args.significance
                            else tuple(dict.fromkeys(args.significance)), alpha=args.alpha,
                            monotone=args.monotone, progress=sys.stderr.isatty(),
                            families=tuple(args.families), fit_on=args.fit_on,
                            apply_to=args.apply_to, thresholds=saved, grid_size=args.grid_size,
                            judges=not args.no_judges, datasets=tuple(args.dataset),
-                           alt_scoring=args.alt_scoring, alt_epsilon=args.alt_epsilon)
-    from align.pipeline import run_alignment
+                           alt_scoring=args.alt_scoring, alt_epsilon=args.alt_epsilon,
+                           min_items=args.min_items)
+    from align.pipeline import nothing_aligned, run_alignment
     from align.report import summary, tables, to_json, write_report
     from align.terminal import print_table
     from db.engine import read_only_url
@@ -153,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     # aligning only reads: the database is opened read-only (a read-only disk will do)
     report = run_alignment(read_only_url(url), options)
     aligned = time.perf_counter() - started
+    why = nothing_aligned(report)
+    if why:  # an empty report would replace the last one: --out is left as it was
+        raise UserError(f"nothing aligned: {why}; {args.out} left as it was",
+                        exit_code=EXIT_NOTHING_DONE)
     written = write_report(report, Path(args.out), with_figures=not args.no_figures)
     if args.format == "table":
         print_table(report, console)

@@ -34,6 +34,36 @@ from taxonomy import ACCURACY_LABELS
 
 SLICES = ("all", "language", "model")
 _SLICE_COLUMN = {"language": "language", "model": "model"}
+# below this many labelled items a slice gets no kappa, interval or rank ("too few"): a KDE fit
+# to a handful of items reproduces them (kappa 1.00, interval 1.00-1.00) and means nothing
+MIN_SLICE_ITEMS = 20
+
+
+def is_too_few(row) -> bool:
+    """Whether a kappa.csv or judges.csv row (a namedtuple or Series) is a slice with too few
+    labelled items to measure (frames without the column: never)."""
+    value = getattr(row, "too_few", False)
+    return bool(value) if isinstance(value, (bool, np.bool_)) else False
+
+
+def distinct_slices(slices: Sequence[str], *frames: pd.DataFrame | None
+                    ) -> tuple[list[str], list[str]]:
+    """The slices worth computing, and the ones left out because they repeat 'all': with 'all'
+    asked for, a language or model slice with one value in every frame (single-language data)
+    holds the same items as 'all'. Returns (kept, left out as 'language (de)')."""
+    if "all" not in slices:
+        return list(slices), []
+    kept, repeats = [], []
+    for name in slices:
+        if name != "all":
+            column = _SLICE_COLUMN.get(name, name)
+            values = sorted({str(v) for f in frames if f is not None and column in f
+                             for v in f[column].dropna().unique()})
+            if len(values) < 2:
+                repeats.append(f"{name} ({', '.join(values) or 'none'})")
+                continue
+        kept.append(name)
+    return kept, repeats
 
 
 def slice_frames(frame: pd.DataFrame, slices: Sequence[str]) -> Iterable[tuple[str, str, pd.DataFrame]]:
@@ -107,7 +137,7 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                   bootstrap: int = 0, seed: int = 0, grid_size: int = DEFAULT_GRID_SIZE,
                   fitted: Mapping[str, Thresholds] | None = None,
                   label_order: Sequence[str] = ACCURACY_LABELS, keep_fits: bool = True,
-                  monotone: bool = False) -> AlignResult:
+                  monotone: bool = False, min_items: int = MIN_SLICE_ITEMS) -> AlignResult:
     """Fit (or, with `fitted`, apply) KDE thresholds per configuration and slice; compare with
     the human labels.
 
@@ -122,6 +152,9 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
     (`monotone`; empty where the run did not record a direction); with `monotone` True, fits
     whose regions are out of order are replaced by ordered thresholds (`kde.ordered_thresholds`;
     the direction, where unknown, from the sign of Spearman's rho on the fitted items).
+
+    A slice with fewer than `min_items` labelled items is `too_few`: nothing is fitted there and
+    it has no kappa (saved thresholds still classify its generations).
     """
     order = tuple(label_order)
     real = scores[scores.noise == "none"].reset_index(drop=True)
@@ -151,9 +184,14 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                 labelled = h >= 0
                 x, hl = x_all[rows][labelled], h[labelled]
                 base = {"key": key, **fields_of[key], "slice": slice_name, "slice_value": value}
-                row = {**base, "n_scored": int(rows.size), "n": int(labelled.sum())}
+                row = {**base, "n_scored": int(rows.size), "n": int(labelled.sum()),
+                       "too_few": bool(labelled.sum() < min_items)}
                 counts = np.bincount(hl, minlength=len(order))
                 row.update({f"n_{label}": int(counts[i]) for i, label in enumerate(order)})
+                if row["too_few"] and fitted is None:
+                    kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
+                                       "kappa_high": math.nan, "warning": None})
+                    continue
                 try:
                     if fitted is not None:
                         # per-slice thresholds if saved, else the configuration's overall ones
@@ -176,6 +214,14 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                     kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
                                        "kappa_high": math.nan, "warning": str(error)})
                     continue
+                if row["too_few"]:  # classified with saved thresholds; too few to measure
+                    kappa_rows.append({**row, "kappa": math.nan, "kappa_low": math.nan,
+                                       "kappa_high": math.nan, "thresholds": t.describe(),
+                                       "regions": t.describe(short=True),
+                                       "thresholds_from": source, "warning": None})
+                    predictions.append((key, slice_name, value, rows, _codes(t, x_all[rows],
+                                                                             order)))
+                    continue
                 evaluation = evaluate(t, x, hl, bootstrap=bootstrap, seed=seed)
                 per_label = evaluation.confusion.per_label()
                 row.update({"kappa": evaluation.kappa, "kappa_low": evaluation.kappa_low,
@@ -194,10 +240,7 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                             for lab, share in evaluation.predicted_share.items()})
                 kappa_rows.append(row)
                 confusion_rows.extend(_confusion_rows(base, evaluation))
-                predictions.append((key, slice_name, value, rows,
-                                    t.classify_codes(x_all[rows]) if t.labels == order else
-                                    encode_labels(t.classify(x_all[rows]), order,
-                                                  allow_missing=True)))
+                predictions.append((key, slice_name, value, rows, _codes(t, x_all[rows], order)))
     kappa = pd.DataFrame(kappa_rows)
     if "layer" in kappa:  # a layer is a number, or none (not 12.0 beside NaN)
         kappa["layer"] = kappa.layer.astype("Int64")
@@ -206,6 +249,13 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
     return AlignResult(kappa=kappa, confusion=pd.DataFrame(confusion_rows), fits=fits,
                        thresholds=thresholds,
                        predictions=_predictions(predictions, generation, x_all, human, order))
+
+
+def _codes(t: Thresholds, x: np.ndarray, order: tuple) -> np.ndarray:
+    """The label codes (positions in `order`) that thresholds `t` give scores `x`."""
+    if t.labels == order:
+        return t.classify_codes(x)
+    return encode_labels(t.classify(x), order, allow_missing=True)
 
 
 def _directions(real: pd.DataFrame, key_names, rows_of_key) -> dict:
@@ -333,10 +383,13 @@ def group_kappa(kappa: pd.DataFrame, families, value: str = "kappa") -> pd.DataF
 
 def align_judges(verdicts: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[str] = ("all",),
                  bootstrap: int = 0, seed: int = 0,
-                 label_order: Sequence[str] = ACCURACY_LABELS) -> AlignResult:
+                 label_order: Sequence[str] = ACCURACY_LABELS,
+                 min_items: int = MIN_SLICE_ITEMS) -> AlignResult:
     """Judges' accuracy labels against the humans (no thresholds needed), per judge configuration
     (one run, `agreement.judges`) and slice: `agreement.judges.judge_agreement`'s n, weighted
-    kappa with a bootstrap interval, confusion matrix and verdict failure rates (Figures 15-18)."""
+    kappa with a bootstrap interval, confusion matrix and verdict failure rates (Figures 15-18);
+    `too_few` where fewer than `min_items` verdicts have a human label (not ranked, and shown as
+    "too few", though the numbers stay judges.report's)."""
     label_of = dict(zip(labels.generation_id, labels.label))
     order = tuple(label_order)
     kappa_rows, confusion_rows = [], []
@@ -350,6 +403,9 @@ def align_judges(verdicts: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[
             result = judge_agreement(rows, label_of, bootstrap=bootstrap, seed=seed,
                                      label_order=order)
             row = {**base, **result.row()}
+            # too few to rank on or show; the numbers stay those of judges.report (one kappa
+            # per run everywhere, `agreement.judges`)
+            row["too_few"] = bool(row["n"] < min_items)
             if result.confusion is None:
                 kappa_rows.append({**row, "warning": "no usable verdict with a human label"})
                 continue
@@ -410,6 +466,6 @@ def annotator_agreement(annotations: pd.DataFrame, label_order: Sequence[str] = 
     return pairs, alpha
 
 
-__all__ = ["AlignResult", "SLICES", "align_judges", "align_metrics", "annotator_agreement",
-           "context_effect", "group_kappa", "judge_code_table", "noise_table", "slice_frames",
-           "thresholds_key"]
+__all__ = ["AlignResult", "MIN_SLICE_ITEMS", "SLICES", "align_judges", "align_metrics",
+           "annotator_agreement", "context_effect", "distinct_slices", "group_kappa", "is_too_few",
+           "judge_code_table", "noise_table", "slice_frames", "thresholds_key"]

@@ -24,35 +24,48 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from agreement.correlation import STATISTICS, Acc23, acc23, correlation, correlations, item_pairs
-from agreement.judges import usable_pairs
+from agreement.correlation import (
+    ACC23_MAX_PAIRS,
+    STATISTICS,
+    Acc23,
+    acc23,
+    correlation,
+    correlations,
+    item_pairs,
+)
 from agreement.significance import (
+    BootstrapDifference,
     assign_ranks,
     bootstrap_values,
     holm,
-    labels_needed,
+    labels_needed_from,
     paired_bootstrap,
     perm_both,
     resample_indices,
-    why_no_labels_needed,
 )
-from agreement.statistics import encode_labels, kappa_from_counts
-from align.analysis import slice_frames, thresholds_key
+from agreement.statistics import kappa_from_counts
+from align.analysis import MIN_SLICE_ITEMS
+from align.configurations import Configuration
 from align.kde import DEFAULT_GRID_SIZE, ordered_classify, refit_classify
-from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
 
 ALL_STATISTICS = ("kappa",) + STATISTICS
 BOOTSTRAPPED = ("kappa", "pearson", "spearman", "kendall")  # acc23: PERM-BOTH only
 SIGNIFICANCE_COLUMNS = ["slice", "slice_value", "statistic", "a", "b", "value_a", "value_b",
-                        "delta", "ci_low", "ci_high", "p_value", "p_holm", "method", "resamples"]
-RANK_COLUMNS = ["slice", "slice_value", "statistic", "key", "value", "rank"]
+                        "delta", "ci_low", "ci_high", "p_value", "p_holm", "method", "resamples",
+                        "near_all_ties"]
+RANK_COLUMNS = ["slice", "slice_value", "statistic", "key", "value", "rank", "near_all_ties"]
 CORRELATION_COLUMNS = ["slice", "slice_value", "key", "statistic", "value", "n", "kind",
-                       "tie_threshold", "method"]
+                       "tie_threshold", "method", "near_all_ties"]
 NEEDED_COLUMNS = ["slice", "slice_value", "statistic", "best", "runner_up", "n", "value_best",
-                  "value_runner_up", "delta", "se", "p_value", "labels_needed", "more_labels",
-                  "why_none"]
-ACC23_PERMUTATION_PAIRS = 20_000  # pairs of items the threshold is re-optimised over per permutation
+                  "value_runner_up", "delta", "resampled_lead", "se", "p_value", "labels_needed",
+                  "more_labels", "labels_if_known", "shown_ever", "why_none"]
+# pairs of items acc23 is compared over: its threshold re-optimised per permutation, and the values
+# the tests and ranks show (all pairs up to 200 items; correlations.csv's value: up to 2 million)
+ACC23_PERMUTATION_PAIRS = 20_000
+# an acc23 at most this far above what tying every pair scores orders almost nothing the humans
+# order: flagged `near_all_ties` (its differences with another such configuration mean nothing)
+ACC23_NEAR_ALL_TIES = 0.005
 ACC23_EARLY_STOP = (0.02, 0.5)  # mt-metrics-eval's PermutationSigDiffParams bounds
 ACC23_CHECK_EVERY = 100
 MIN_ITEMS = 3
@@ -72,24 +85,24 @@ class SignificanceOptions:
     bandwidth: str | float = "scott"
     grid_size: int = DEFAULT_GRID_SIZE
     monotone: bool = False
+    min_items: int = MIN_SLICE_ITEMS  # fewer items (a slice's, or a pair's shared): not compared
 
+    @property
+    def tested(self) -> bool:
+        """Whether pairs are tested: resamples to test with, and statistics to test."""
+        return self.resamples > 0 and bool(self.statistics)
 
-@dataclass
-class Configuration:
-    """One configuration's items in one slice: generation ids (sorted), scores, human levels and,
-    for a metric, the thresholds that classify it (refitted in resamples unless `fixed`)."""
-    key: str
-    kind: str  # "metric" | "judge"
-    items: np.ndarray
-    x: np.ndarray
-    human: np.ndarray
-    thresholds: Thresholds | None = None
-    higher_is_better: bool | None = None
-
-    def subset(self, items: np.ndarray) -> "Configuration":
-        keep = np.isin(self.items, items)
-        return Configuration(self.key, self.kind, self.items[keep], self.x[keep],
-                             self.human[keep], self.thresholds, self.higher_is_better)
+    @property
+    def untested(self) -> str:
+        """Why nothing was tested or ranked ("" when pairs were): what the terminal and the page
+        say in place of the ranks' explanation."""
+        if self.resamples == 0:
+            return ("nothing was tested (0 resamples): no intervals, p-values or ranks; "
+                    "--resamples 1000 (the default) gives them")
+        if not self.statistics:
+            return ("nothing was tested (--significance none): no p-values or ranks; the "
+                    "correlations are in correlations.csv")
+        return ""
 
 
 @dataclass
@@ -102,54 +115,6 @@ class SignificanceResult:
     options: SignificanceOptions = field(default_factory=SignificanceOptions)  # alpha, power
     # (slice, value, key, statistic) -> (value, bootstrap samples, items) over the config's items
     samples: dict = field(default_factory=dict, repr=False)
-
-
-# ---------------------------------------------------------------- the items of each slice
-
-
-def metric_configurations(predictions: pd.DataFrame, thresholds: dict[str, Thresholds],
-                          directions: dict[str, bool | None] | None = None,
-                          order: Sequence[str] = ACCURACY_LABELS
-                          ) -> dict[tuple[str, str], list[Configuration]]:
-    """(slice, value) -> the metric configurations aligned there, over their labelled items (the
-    rows kappa.csv was computed from: `AlignResult.predictions`); `directions`: key -> whether
-    a higher score is better (for ordered refits)."""
-    directions = directions or {}
-    out: dict[tuple[str, str], list[Configuration]] = {}
-    if predictions is None or predictions.empty:
-        return out
-    labelled = predictions[predictions.human.notna()]
-    for (key, slice_name, value), rows in labelled.groupby(["key", "slice", "slice_value"],
-                                                            sort=True, observed=True):
-        rows = rows.sort_values("generation_id")
-        out.setdefault((str(slice_name), str(value)), []).append(Configuration(
-            str(key), "metric", rows.generation_id.to_numpy(np.int64),
-            rows.score.to_numpy(float), encode_labels(rows.human.astype(str).to_numpy(), order),
-            thresholds.get(thresholds_key(key, slice_name, value))
-            or thresholds.get(thresholds_key(key, "all", "all")), directions.get(str(key))))
-    return out
-
-
-def judge_configurations(verdicts: pd.DataFrame | None, labels: pd.DataFrame,
-                         slices: Sequence[str], order: Sequence[str] = ACCURACY_LABELS
-                         ) -> dict[tuple[str, str], list[Configuration]]:
-    """(slice, value) -> the judge runs there, over their usable verdicts (ok, with a label)."""
-    out: dict[tuple[str, str], list[Configuration]] = {}
-    if verdicts is None or verdicts.empty:
-        return out
-    label_of = {g: label for g, label in zip(labels.generation_id, labels.label)
-                if isinstance(label, str)}
-    for key, judge_rows in verdicts.groupby("key", sort=True):
-        for slice_name, value, rows in slice_frames(judge_rows, slices):
-            pairs = usable_pairs(rows.drop_duplicates("generation_id"), label_of)
-            if pairs.empty:
-                continue
-            items = pairs.generation_id.to_numpy(np.int64)
-            out.setdefault((slice_name, value), []).append(Configuration(
-                str(key), "judge", items,
-                encode_labels(pairs.accuracy.to_numpy(), order).astype(float),
-                encode_labels([label_of[g] for g in items], order)))
-    return out
 
 
 # ---------------------------------------------------------------- statistics of one configuration
@@ -211,6 +176,11 @@ def statistic_value(config: Configuration, statistic: str, options: Significance
     return float(correlation(statistic, config.x, config.human))
 
 
+def near_all_ties(value: float, all_ties: float) -> bool:
+    """Whether an acc23 is at most `ACC23_NEAR_ALL_TIES` above what tying every pair scores."""
+    return bool(value - all_ties <= ACC23_NEAR_ALL_TIES)
+
+
 def _same_items(a: Configuration, b: Configuration) -> bool:
     return len(a.items) == len(b.items) and bool(np.array_equal(a.items, b.items))
 
@@ -231,7 +201,7 @@ class _SliceWork:
         self._indices: dict[int, np.ndarray] = {}
         self._samples: dict[tuple[str, str, int], np.ndarray] = {}
         self._values: dict[tuple[str, str], float] = {}
-        self._acc23: dict[str, Acc23] = {}
+        self._acc23: dict[tuple[str, int], Acc23] = {}
 
     def value(self, config: Configuration, statistic: str, whole: bool) -> float:
         """The statistic over the configuration's items (cached when over its own items)."""
@@ -244,12 +214,22 @@ class _SliceWork:
                                                                     self.options)
         return self._values[(config.key, statistic)]
 
-    def acc23(self, config: Configuration) -> Acc23:
-        """acc23 over the configuration's own items, with its threshold and method: found once
-        for correlations.csv and the ranks (the costliest of the values)."""
-        if config.key not in self._acc23:
-            self._acc23[config.key] = acc23(config.x, config.human, seed=self.options.seed)
-        return self._acc23[config.key]
+    def acc23(self, config: Configuration, max_pairs: int = ACC23_MAX_PAIRS) -> Acc23:
+        """acc23 over the configuration's own items and at most `max_pairs` of their pairs,
+        with its threshold and method: found once (the costliest of the values)."""
+        if (config.key, max_pairs) not in self._acc23:
+            self._acc23[(config.key, max_pairs)] = acc23(config.x, config.human, max_pairs,
+                                                         self.options.seed)
+        return self._acc23[(config.key, max_pairs)]
+
+    def compared(self, config: Configuration, statistic: str) -> tuple[float, bool]:
+        """The value a configuration is ranked by, and whether it is near all ties: acc23 over
+        the pairs its tests use (`ACC23_PERMUTATION_PAIRS`), so that ranks and p-values speak of
+        one value; any other statistic over its items."""
+        if statistic != "acc23":
+            return self.value(config, statistic, True), False
+        result = self.acc23(config, ACC23_PERMUTATION_PAIRS)
+        return float(result.value), near_all_ties(float(result.value), result.all_ties)
 
     def indices(self, n: int) -> np.ndarray:
         if n not in self._indices:
@@ -288,9 +268,10 @@ class _Test:
     ci_high: float
     p_second: float  # one-sided: second is better
     p_first: float  # one-sided: first is better
-    se: float  # of the resampled difference (nan where there is no bootstrap)
+    bootstrap: BootstrapDifference | None  # second - first resampled (None: not bootstrapped)
     method: str
     resamples: int
+    near_all_ties: bool = False  # acc23: either side within ACC23_NEAR_ALL_TIES of all ties
 
     def row(self, b_is_second: bool) -> dict:
         """significance.csv's numbers with `b` the second configuration, or the first."""
@@ -298,11 +279,11 @@ class _Test:
             return {"value_a": self.value_first, "value_b": self.value_second,
                     "delta": self.value_second - self.value_first, "ci_low": self.ci_low,
                     "ci_high": self.ci_high, "p_value": self.p_second, "method": self.method,
-                    "resamples": self.resamples}
+                    "resamples": self.resamples, "near_all_ties": self.near_all_ties}
         return {"value_a": self.value_second, "value_b": self.value_first,
                 "delta": self.value_first - self.value_second, "ci_low": -self.ci_high,
                 "ci_high": -self.ci_low, "p_value": self.p_first, "method": self.method,
-                "resamples": self.resamples}
+                "resamples": self.resamples, "near_all_ties": self.near_all_ties}
 
 
 def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
@@ -313,7 +294,7 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
     the paired bootstrap."""
     options = work.options
     shared = np.intersect1d(first.items, second.items)
-    if len(shared) < MIN_ITEMS:
+    if len(shared) < max(MIN_ITEMS, options.min_items):
         return {}
     whole = _same_items(first, second)
     one, two = (first, second) if whole else (first.subset(shared), second.subset(shared))
@@ -330,7 +311,7 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
                                     samples_one[statistic], samples_two[statistic])
             tests[statistic] = _Test(float(result.value_a[i]), float(result.value_b[i]),
                                      diff.ci_low, diff.ci_high, float(result.p_value[i]),
-                                     float(result.p_reverse[i]), diff.se,
+                                     float(result.p_reverse[i]), diff,
                                      f"perm-both{exact}; interval: paired bootstrap",
                                      result.resamples)
     if "acc23" in statistics:
@@ -339,23 +320,30 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
         pairs = item_pairs(len(shared), ACC23_PERMUTATION_PAIRS, options.seed)
         result = perm_both(low.x, high.x, lambda x: acc23(x, human, pairs=pairs).value,
                            options.resamples, options.seed, ACC23_EARLY_STOP, ACC23_CHECK_EVERY)
-        sampled = "" if pairs[2] else f" over {len(pairs[0]):,} random item pairs"
-        method = (f"perm-both (tie threshold re-optimised per permutation{sampled}; early stop "
-                  f"outside p {ACC23_EARLY_STOP[0]}-{ACC23_EARLY_STOP[1]} every "
-                  f"{ACC23_CHECK_EVERY})")
-        value_low, value_high = work.value(low, "acc23", whole), work.value(high, "acc23", whole)
+        sampled = "all item pairs" if pairs[2] else f"{len(pairs[0]):,} random item pairs"
+        method = (f"perm-both over {sampled}, the values too (tie threshold re-optimised per "
+                  f"permutation; early stop outside p {ACC23_EARLY_STOP[0]}-"
+                  f"{ACC23_EARLY_STOP[1]} every {ACC23_CHECK_EVERY})")
+        # the values over the permutations' pairs (and the ranks' where whole), so delta and p
+        # agree; from the scores themselves (z-scoring does not change acc23, except a constant
+        # metric's, which ties every pair)
+        value_low, value_high = (
+            float(work.acc23(c, ACC23_PERMUTATION_PAIRS).value) if whole
+            else float(acc23(c.x, human, pairs=pairs).value) for c in (low, high))
+        all_ties = float(np.mean(human[pairs[0]] == human[pairs[1]]))
+        near = near_all_ties(min(value_low, value_high), all_ties)
         tests["acc23"] = (
             _Test(value_low, value_high, math.nan, math.nan, result.p_value, result.p_reverse,
-                  math.nan, method, result.resamples) if not swapped else
+                  None, method, result.resamples, near) if not swapped else
             _Test(value_high, value_low, math.nan, math.nan, result.p_reverse, result.p_value,
-                  math.nan, method, result.resamples))
+                  None, method, result.resamples, near))
     if "kappa" in statistics:
         value_one, value_two = work.value(one, "kappa", whole), work.value(two, "kappa", whole)
         diff = paired_bootstrap(value_one, value_two, work.samples(one, ["kappa"], whole)["kappa"],
                                 work.samples(two, ["kappa"], whole)["kappa"])
         fixed = "refitted" if options.refit else "fixed"
         tests["kappa"] = _Test(value_one, value_two, diff.ci_low, diff.ci_high, diff.p_value,
-                               diff.p_reverse, diff.se,
+                               diff.p_reverse, diff,
                                f"paired bootstrap (thresholds {fixed} per resample)",
                                diff.resamples)
     return tests
@@ -368,10 +356,11 @@ def _correlation_rows(slice_name: str, value: str, config: Configuration, work: 
         row = {"slice": slice_name, "slice_value": value, "key": config.key,
                "statistic": statistic, "n": len(config.items), "kind": config.kind,
                "value": work.value(config, statistic, True), "tie_threshold": math.nan,
-               "method": ""}
+               "method": "", "near_all_ties": False}
         if statistic == "acc23":
             result = work.acc23(config)
-            row.update(tie_threshold=float(result.threshold), method=result.method)
+            row.update(tie_threshold=float(result.threshold), method=result.method,
+                       near_all_ties=near_all_ties(float(result.value), result.all_ties))
         rows.append(row)
     return rows
 
@@ -398,15 +387,21 @@ def _needed_rows(slice_name: str, value: str, statistic: str, ranked: list[Confi
         found = _find(tests, config.key, best.key, statistic)
         if found is None:
             continue
-        numbers, se = found[0].row(found[1]), found[0].se
-        n, delta = len(np.intersect1d(best.items, config.items)), numbers["delta"]
-        why_none = why_no_labels_needed(delta, se, numbers["p_value"])
-        needed = labels_needed(n, delta, se, alpha, power, numbers["p_value"])
+        test, best_is_second = found
+        numbers, resampled = test.row(best_is_second), test.bootstrap
+        if resampled is None:
+            continue
+        resampled = resampled if best_is_second else resampled.reversed()  # best - runner-up
+        n = len(np.intersect1d(best.items, config.items))
+        needed = labels_needed_from(n, resampled, alpha, power)
         rows.append({"slice": slice_name, "slice_value": value, "statistic": statistic,
                      "best": best.key, "runner_up": config.key, "n": n,
                      "value_best": numbers["value_b"], "value_runner_up": numbers["value_a"],
-                     "delta": delta, "se": se, "p_value": numbers["p_value"],
-                     "labels_needed": needed, "more_labels": needed - n, "why_none": why_none})
+                     "delta": numbers["delta"], "resampled_lead": resampled.centre,
+                     "se": resampled.se, "p_value": numbers["p_value"],
+                     "labels_needed": needed.count, "more_labels": needed.count - n,
+                     "labels_if_known": needed.if_known, "shown_ever": needed.ever,
+                     "why_none": needed.why_none})
     return rows
 
 
@@ -420,24 +415,24 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
     statistics = [s for s in ALL_STATISTICS if s in options.statistics]
     correlation_rows, significance, ranks, needed = [], [], [], []
     samples: dict = {}
-    tested = options.resamples > 0
+    tested = options.tested
     pairs_to_test = sum(len(c) * (len(c) - 1) // 2 for c in configurations.values()) if tested \
         else 0
     bar = tqdm(total=pairs_to_test, desc="align: paired tests", unit="pair", file=sys.stderr,
                disable=not progress or not pairs_to_test, dynamic_ncols=True, leave=False)
     for (slice_name, value), configs in configurations.items():
-        configs = [c for c in configs if len(c.items) >= MIN_ITEMS]
+        configs = [c for c in configs if len(c.items) >= max(MIN_ITEMS, options.min_items)]
         work = _SliceWork(options)
         for config in configs:
             correlation_rows.extend(_correlation_rows(slice_name, value, config, work))
-        if not configs:
+        if not configs or not tested:  # untested: no ranks (the order would read as ranks)
             continue
-        ranked = {s: _ranked(configs, {c.key: work.value(c, s, True) for c in configs})
+        ranked = {s: _ranked(configs, {c.key: work.compared(c, s)[0] for c in configs})
                   for s in statistics}
         acc23_order = {c.key: i for i, c in enumerate(ranked.get("acc23", []))}
         tests = {}
         for i, one in enumerate(configs):
-            for two in configs[i + 1:] if tested else ():
+            for two in configs[i + 1:]:
                 tests[(one.key, two.key)] = _pair_tests(one, two, work, statistics, acc23_order)
                 bar.update()
         for statistic in statistics:
@@ -454,18 +449,18 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
             if len(pairs):
                 pairs["p_holm"] = holm(pairs.p_value.to_numpy(float))
                 significance.append(pairs)
-            # untested (no resamples), every configuration is its own rank, as mt-metrics-eval
-            p_better = np.full((len(order), len(order)), np.nan if tested else 0.0)
+            p_better = np.full((len(order), len(order)), np.nan)
             position = {c.key: i for i, c in enumerate(order)}
             for row in pairs.itertuples():
                 p_better[position[row.b], position[row.a]] = row.p_value
             cluster = assign_ranks(p_better, options.alpha)
             ranks.extend({"slice": slice_name, "slice_value": value, "statistic": statistic,
-                          "key": c.key, "value": work.value(c, statistic, True), "rank": r}
+                          "key": c.key, "value": work.compared(c, statistic)[0], "rank": r,
+                          "near_all_ties": work.compared(c, statistic)[1]}
                          for c, r in zip(order, cluster))
             needed.extend(_needed_rows(slice_name, value, statistic, order, cluster, tests,
                                        options.alpha, options.power))
-            if statistic in BOOTSTRAPPED and tested:
+            if statistic in BOOTSTRAPPED:
                 for c in configs:
                     samples[(slice_name, value, c.key, statistic)] = (
                         work.value(c, statistic, True),

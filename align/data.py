@@ -241,9 +241,17 @@ def load_generations(url: str | None = None) -> pd.DataFrame:
             .join(Dataset, Dataset.id == TARGET_DATASET_ID),
             ["generation_id", "target_id", "dataset", "external_id", "repo", "path", "start",
              "end", "model", "language"])
+    # a pairs target has no file: its repo, path and span come back missing (NaN in pandas'
+    # string columns, not None), and its item is its own id (`target_name`)
     frame["item"] = [target_name(*names) for names in zip(frame.external_id, frame.repo,
                                                           frame.path, frame.start, frame.end)]
     return frame[["generation_id", "target_id", "dataset", "item", "model", "language"]]
+
+
+def stored_metrics(url: str | None = None) -> list[str]:
+    """The metric names the database has runs of (what `--metric` can choose), sorted."""
+    with Session(get_engine(url)) as session:
+        return sorted(session.execute(select(MetricRun.metric).distinct()).scalars())
 
 
 def count_metric_scores(url: str | None = None) -> tuple[int, int, int]:

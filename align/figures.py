@@ -5,6 +5,7 @@ CLI (saved as PNG), in tests and in the Streamlit analysis page (`st.pyplot(fig)
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -139,7 +140,10 @@ def kde_classifier_plot(fit: KDEFit, scores: Sequence[float], human: Sequence[st
     if len(scores) > max_points:
         pick = np.sort(np.random.default_rng(seed).choice(len(scores), max_points, replace=False))
         scores, human = scores[pick], [human[i] for i in pick]
-    fig = _figure((7, 4.5), top=0.92, wspace=0.05)
+    # a long key and many regions wrap instead of running off the figure
+    heading = textwrap.fill(title or t.describe(), 95, break_on_hyphens=False)
+    lines = heading.count("\n") + 1
+    fig = _figure((7, 4.5 + 0.2 * (lines - 1)), top=0.92 - 0.05 * (lines - 1), wspace=0.05)
     left, right = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1]})
     lo, hi = fit.grid[0], fit.grid[-1]
     labels = [str(x) for x in t.labels]
@@ -165,7 +169,7 @@ def kde_classifier_plot(fit: KDEFit, scores: Sequence[float], human: Sequence[st
             right.plot(density[i], fit.grid, color=colour(label, i), label=label)
     right.set_xlabel("density" + (" (prior-weighted)" if t.weighting == "prior" else ""))
     right.legend(fontsize=7, frameon=False)
-    fig.suptitle(title or t.describe(), fontsize=9)
+    fig.suptitle(heading, fontsize=9)
     return fig
 
 
@@ -215,7 +219,11 @@ def kappa_plot(kappa: pd.DataFrame, series: str = "key", x: str = "slice_value",
         return _empty(f"no {value} to plot")
     xs = list(dict.fromkeys(rows[x]))
     names = list(dict.fromkeys(rows[series]))
-    fig = _figure((max(5, 0.9 * len(xs) + 3) + 2.5, 4), right=0.62, bottom=0.15)
+    plot_width = max(5, 0.9 * len(xs) + 3)
+    # slice values side by side need about 0.09 inch a character at fontsize 8: else slanted
+    slanted = sum(len(str(v)) + 2 for v in xs) * 0.09 > plot_width - 1
+    fig = _figure((plot_width + 2.5, 4 + (0.8 if slanted else 0)),
+                  right=1 - 2.5 / (plot_width + 2.5), bottom=0.3 if slanted else 0.15)
     ax = fig.add_subplot()
     width = 0.8 / max(len(names), 1)
     for j, name in enumerate(names):
@@ -230,7 +238,8 @@ def kappa_plot(kappa: pd.DataFrame, series: str = "key", x: str = "slice_value",
                     label=short_key(name).replace("\n", " "),
                     color=_FALLBACK[j % len(_FALLBACK)] if len(names) <= 5 else None)
     ax.axhline(0, color="grey", linewidth=0.6)
-    ax.set_xticks(range(len(xs)), xs, fontsize=8)
+    ax.set_xticks(range(len(xs)), xs, fontsize=8, rotation=30 if slanted else 0,
+                  ha="right" if slanted else "center")
     ax.set_ylabel("quadratic weighted kappa" if value == "kappa" else value)
     if len(names) <= 12:
         ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1, 0.5))

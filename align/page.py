@@ -17,9 +17,13 @@ from pathlib import Path
 import pandas as pd
 
 from agreement.robustness_report import SECTIONS, study_sections_html
+from align.analysis import is_too_few
 from align.figures import MAX_KDE_FIGURES, slug
 from align.pipeline import AlignReport
 
+# the headings of a slice's kappa (Figure 6, the heatmaps): 'all' is not a thing to slice by
+SLICE_TITLES = {"all": "Kappa over all items", "language": "Kappa by language",
+                "model": "Kappa by generating model"}
 STUDY_FIGURE_TITLES = {name: f"LLM judges: {title}" for name, (title, _, _) in SECTIONS.items()}
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:auto;padding:0.6em;line-height:1.4}
@@ -31,6 +35,11 @@ tr.r1 td{background:#f3f8ee}
 img{max-width:100%;height:auto;border:1px solid #eee}
 .warn{color:#a40}.meta{color:#555;font-size:13px}
 figure{margin:0.6em 0}figcaption{font-size:12px;color:#555}
+p,li,figcaption,h2,h3{overflow-wrap:anywhere}
+.rk{color:#555;font-size:11px}
+@media (max-width:600px){#ranked td.key{white-space:normal;overflow-wrap:anywhere;min-width:7em}
+#ranked th{white-space:normal}#ranked svg{width:96px}#ranked td.ci span{display:block}
+table.heat td:first-child{white-space:normal;overflow-wrap:anywhere;min-width:7em}}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:0.5em}
 details{margin:0.4em 0}summary{cursor:pointer;font-weight:600}
 code{font-size:12px}
@@ -66,16 +75,31 @@ def _number(value, digits: int = 3) -> str:
     return "–" if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
 
-def _ci_bar(kappa: float, low: float, high: float, width: int = 160) -> str:
-    """The interval as an inline SVG bar on a -0.2..1 axis (0 marked), kappa as a dot."""
+def ci_axis(ranked: pd.DataFrame) -> tuple[float, float]:
+    """The ranked table's interval axis: from the lowest interval end to the highest, with a
+    margin (a fixed -0.2..1 axis hid a 0.12-0.15 interval at n = 6,877 under its dot)."""
+    ends = pd.concat([ranked.get(c, pd.Series(dtype=float)) for c in
+                      ("kappa_low", "kappa_high", "kappa")]).astype(float).dropna()
+    if ends.empty:
+        return -0.2, 1.0
+    low, high = float(ends.min()), float(ends.max())
+    margin = 0.05 * max(high - low, 0.05)
+    return low - margin, high + margin
+
+
+def _ci_bar(kappa: float, low: float, high: float, axis: tuple[float, float],
+            width: int = 160) -> str:
+    """The interval as an inline SVG bar on `axis` (0 marked where on it), kappa as a dot."""
     if any(v is None or pd.isna(v) for v in (kappa, low, high)):
         return ""
 
     def x(v: float) -> float:
-        return round(width * (min(max(v, -0.2), 1.0) + 0.2) / 1.2, 1)
-    return (f"<svg width='{width}' height='12' role='img' aria-label='95% interval "
-            f"{low:.2f} to {high:.2f}'><line x1='{x(0)}' x2='{x(0)}' y1='0' y2='12' "
-            f"stroke='#bbb'/><line x1='{x(low)}' x2='{x(high)}' y1='6' y2='6' stroke='#36c' "
+        return round(width * (min(max(v, axis[0]), axis[1]) - axis[0]) / (axis[1] - axis[0]), 1)
+    zero = (f"<line x1='{x(0)}' x2='{x(0)}' y1='0' y2='12' stroke='#bbb'/>"
+            if axis[0] < 0 < axis[1] else "")
+    return (f"<svg width='{width}' height='12' viewBox='0 0 {width} 12' "
+            f"preserveAspectRatio='none' role='img' aria-label='95% interval {low:.2f} to "
+            f"{high:.2f}'>{zero}<line x1='{x(low)}' x2='{x(high)}' y1='6' y2='6' stroke='#36c' "
             f"stroke-width='3'/><circle cx='{x(kappa)}' cy='6' r='3.5' fill='#123'/></svg>")
 
 
@@ -98,43 +122,56 @@ def ranked_configurations(report: AlignReport, slice_name: str = "all",
             "kind": kind, "key": rows.key.to_numpy(), "n": rows.n.to_numpy(),
             "kappa": rows.kappa.to_numpy(float), "kappa_low": rows.kappa_low.to_numpy(float),
             "kappa_high": rows.kappa_high.to_numpy(float),
-            "rank": rows["rank"].to_numpy() if "rank" in rows else None, "note": note}))
+            "rank": rows["rank"].to_numpy() if "rank" in rows else None, "note": note,
+            "too_few": [is_too_few(r) for r in rows.itertuples()]}))
     if not frames:
         return pd.DataFrame(columns=["kind", "key", "n", "kappa", "kappa_low", "kappa_high",
-                                     "rank", "note", "kendall"])
+                                     "rank", "note", "too_few", "kendall", "kendall_rank"])
     ranked = pd.concat(frames, ignore_index=True)
-    kendall = {}
+    kendall, kendall_rank = {}, {}
     if report.significance is not None:
         c = report.significance.correlations
         c = c[(c.slice == slice_name) & (c.slice_value == value) & (c.statistic == "kendall")]
         kendall = dict(zip(c.key, c.value))
+        r = report.significance.ranks
+        r = r[(r.slice == slice_name) & (r.slice_value == value) & (r.statistic == "kendall")]
+        kendall_rank = dict(zip(r.key, r["rank"]))
     ranked["kendall"] = ranked.key.map(kendall)
+    ranked["kendall_rank"] = ranked.key.map(kendall_rank)
     ranked["_rank"] = pd.to_numeric(ranked["rank"], errors="coerce").fillna(math.inf)
     return ranked.sort_values(["_rank", "kappa", "key"], ascending=[True, False, True],
                               na_position="last").drop(columns="_rank")
 
 
+def _rank_text(value) -> str:
+    return "–" if value is None or pd.isna(value) else str(int(value))
+
+
 def _ranked_table(ranked: pd.DataFrame) -> str:
+    """kappa and its interval right after the name, so that they show in a narrow window."""
+    axis = ci_axis(ranked)
     rows = []
     for r in ranked.itertuples():
-        rank = "–" if r.rank is None or pd.isna(r.rank) else str(int(r.rank))
+        rank = _rank_text(r.rank)
         rows.append(
             f"<tr class='{'r1' if rank == '1' else ''}'><td class='n'>{rank}</td>"
-            f"<td>{html.escape(str(r.key))}</td><td>{r.kind}</td><td class='n'>{r.n}</td>"
-            f"<td class='n'>{_number(r.kappa)}</td>"
-            f"<td>{_ci_bar(r.kappa, r.kappa_low, r.kappa_high)} "
+            f"<td class='key'>{html.escape(str(r.key))}</td>"
+            f"<td class='n'>{'too few' if r.too_few else _number(r.kappa)}</td>"
+            f"<td class='ci'>{_ci_bar(r.kappa, r.kappa_low, r.kappa_high, axis)} "
             f"<span class='meta'>{_number(r.kappa_low, 2)}–{_number(r.kappa_high, 2)}</span></td>"
-            f"<td class='n'>{_number(r.kendall)}</td><td class='warn'>{html.escape(r.note)}</td>"
-            "</tr>")
+            f"<td class='n'>{r.n}</td><td>{r.kind}</td><td class='n'>{_number(r.kendall)}</td>"
+            f"<td class='n'>{_rank_text(r.kendall_rank)}</td>"
+            f"<td class='warn'>{html.escape(r.note)}</td></tr>")
     return ("<div class='scroll'><table class='t' id='ranked'><thead><tr><th>rank</th>"
-            "<th>configuration</th><th>kind</th><th>n</th><th>kappa</th><th>95% CI (axis "
-            "-0.2..1, 0 marked)</th><th>Kendall τ<sub>b</sub></th><th>note</th></tr></thead>"
-            "<tbody>" + "".join(rows) + "</tbody></table></div>")
+            f"<th>configuration</th><th>kappa</th><th>95% CI (axis {axis[0]:.2f} to "
+            f"{axis[1]:.2f})</th><th>n</th><th>kind</th><th>Kendall τ<sub>b</sub></th>"
+            "<th>Kendall rank</th><th>note</th></tr></thead><tbody>" + "".join(rows)
+            + "</tbody></table></div>")
 
 
 def _heatmap(report: AlignReport, slice_name: str, ranked: pd.DataFrame) -> str:
     """kappa per configuration (rows, in `ranked`'s order) and slice value (columns), cells
-    shaded by kappa, the rank within the column as a superscript."""
+    shaded by kappa, the rank within the column after it in brackets."""
     parts = [r.kappa[r.kappa.slice == slice_name] for r in (report.metrics, report.judges)
              if r is not None and not r.kappa.empty]
     rows = pd.concat(parts) if parts else pd.DataFrame()
@@ -143,21 +180,25 @@ def _heatmap(report: AlignReport, slice_name: str, ranked: pd.DataFrame) -> str:
     values = sorted(rows.slice_value.unique())
     keys = list(ranked.key) or sorted(rows.key.unique())
     keys += [k for k in sorted(rows.key.unique()) if k not in keys]
-    cell = {(k, v): (kappa, rank) for k, v, kappa, rank in
-            zip(rows.key, rows.slice_value, rows.kappa, rows.get("rank", [None] * len(rows)))}
+    cell = {(r.key, r.slice_value): (r.kappa, getattr(r, "rank", None), is_too_few(r))
+            for r in rows.itertuples()}
     head = "".join(f"<th>{html.escape(str(v))}</th>" for v in values)
     body = []
     for key in keys:
         cells = []
         for v in values:
-            kappa, rank = cell.get((key, v), (math.nan, None))
+            kappa, rank, too_few = cell.get((key, v), (math.nan, None, False))
+            if too_few:
+                cells.append("<td class='n meta'>too few</td>")
+                continue
             if kappa is None or pd.isna(kappa):
                 cells.append("<td class='n'>–</td>")
                 continue
             shade = max(0.0, min(1.0, kappa))
             colour = f"hsl({int(120 * shade)},55%,{int(92 - 30 * shade)}%)"
-            sup = "" if rank is None or pd.isna(rank) else f"<sup>{int(rank)}</sup>"
-            cells.append(f"<td class='n' style='background:{colour}'>{kappa:.2f}{sup}</td>")
+            # the rank apart from the number, so that a copy reads '0.70 (1)', not '0.701'
+            rank = "" if rank is None or pd.isna(rank) else f" <span class='rk'>({int(rank)})</span>"
+            cells.append(f"<td class='n' style='background:{colour}'>{kappa:.2f}{rank}</td>")
         body.append(f"<tr><td>{html.escape(str(key))}</td>{''.join(cells)}</tr>")
     return (f"<div class='scroll'><table class='t heat' id='heatmap-{slice_name}'><thead><tr>"
             f"<th>configuration</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -168,21 +209,29 @@ def _labels_needed(report: AlignReport) -> str:
     if report.significance is None:
         return ""
     needed, tested = report.significance.labels_needed, report.significance.options
+    if tested.untested:
+        return f"<p>{html.escape(tested.untested[0].upper() + tested.untested[1:])}.</p>"
     needed = needed[(needed.slice == "all") & (needed.statistic == "kappa")]
     if needed.empty:
+        ranks = report.significance.ranks
         return ("<p>The best configuration's lead over every other is significant, or there is "
-                "no runner-up in its cluster.</p>" if report.significance.ranks.size else "")
+                "no runner-up in its cluster.</p>" if (ranks.statistic == "kappa").any() else "")
     items = []
     for r in needed.itertuples():
         count = (html.escape(r.why_none) if pd.isna(r.labels_needed) else
                  f"about <b>{int(r.labels_needed):,}</b> labelled items "
-                 f"({int(r.more_labels):,} more)")
+                 f"({int(r.more_labels):,} more; {int(r.labels_if_known):,} were the resampled "
+                 f"lead of {r.resampled_lead:+.3f} certain)")
         items.append(f"<li>{html.escape(r.best)} vs {html.escape(r.runner_up)}: Δκ "
                      f"{r.delta:+.3f} (p = {r.p_value:.3f}, n = {r.n}); {count}</li>")
     return ("<p>How many more labels? For the best configuration against each runner-up in its "
-            f"cluster, the labelled items at which a difference as large as the one seen would be "
-            f"significant at alpha {tested.alpha} with power {tested.power} (from the resampled "
-            "standard error, which shrinks as 1/√n):</p><ul>" + "".join(items) + "</ul>")
+            "cluster, the labelled items at which the lead would be significant at alpha "
+            f"{tested.alpha} with probability {tested.power}, given what the paired resamples "
+            "know of it: their median as the lead and their standard deviation (which shrinks "
+            "as 1/√n) as its uncertainty, which the count includes. The difference seen is not "
+            "used: with thresholds refitted in each resample the resamples often centre lower. "
+            "Where even labels without limit would show the lead less often than that, no "
+            "count is given.</p><ul>" + "".join(items) + "</ul>")
 
 
 def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Path]],
@@ -215,19 +264,22 @@ def write_html(report: AlignReport, path: Path, figure_paths: dict[str, list[Pat
         "clusters (configurations sharing a rank are not told apart at alpha "
         f"{options.alpha}: the paired bootstrap of the kappa difference, thresholds refitted in "
         "each resample; every pair in <a href='significance.csv'>significance.csv</a>). Kendall "
-        "τ<sub>b</sub>: the scores' rank correlation with the labels (every statistic: "
-        "<a href='correlations.csv'>correlations.csv</a>).</p>")
+        "τ<sub>b</sub>: the scores' rank correlation with the labels, and its own rank "
+        "(PERM-BOTH; it can tell apart configurations that kappa does not; every statistic: "
+        "<a href='correlations.csv'>correlations.csv</a>, <a href='ranks.csv'>ranks.csv</a>)."
+        "</p>")
     parts.append(_labels_needed(report))
     if report.warnings:
         parts.append(f"<details><summary class='warn'>{len(report.warnings)} warning(s)"
                      "</summary><ul>" + "".join(f"<li class='warn'>{html.escape(w)}</li>"
                                                   for w in report.warnings) + "</ul></details>")
-    for slice_name, title in (("language", "Kappa by language"),
-                              ("model", "Kappa by generating model")):
+    for slice_name in ("language", "model"):
+        title = SLICE_TITLES[slice_name]
         heat = _heatmap(report, slice_name, ranked)
         if heat:
-            parts.append(f"<h2>{title}</h2>{heat}<p class='meta'>Superscript: the rank within "
-                         "the column.</p>")
+            parts.append(f"<h2>{title}</h2>{heat}<p class='meta'>(1): the kappa rank within "
+                         f"the column; too few: fewer than {options.min_items} labelled items, "
+                         "no kappa or rank.</p>")
     parts.extend(_figure_sections(report, figures, n_keys, ranked))
     parts.append(_all_tables(frames, written))
     parts.append("</body></html>")
@@ -270,13 +322,23 @@ def _figure_sections(report: AlignReport, figures: dict[str, Path], n_keys: int,
                           ["key", "noise", "n_real", "n_noise", "f1", "macro_f1", "kappa",
                            "thresholds"]))
     simple = [("fig2_strip", "Scores coloured by human label (Figure 2)")]
-    simple += [(stem, f"Kappa by {stem.rsplit('_', 1)[-1]} (Figure 6)")
-               for stem in sorted(figures) if stem.startswith("fig6_kappa_")]
-    simple += [(stem, "Kappa and precision of 'correct' by scoring-model group (Figures 9-10)")
-               for stem in sorted(figures) if stem.startswith(("fig9_", "fig10_"))]
+    simple += [(f"fig6_kappa_{name}", f"{SLICE_TITLES[name]} (Figure 6)") for name in SLICE_TITLES]
     for stem, title in simple:
         if stem in figures:
             out.append(f"<h2>{html.escape(title)}</h2>{_figure(figures[stem])}")
+    groups = [(stem, caption) for stem, caption in (
+        ("fig9_groups_kappa", "Figure 9: kappa"),
+        ("fig10_groups_precision_correct", "Figure 10: precision of 'correct'"))
+        if stem in figures]
+    if groups:  # one section: both figures and the numbers they show
+        numbers = report.groups[report.groups.slice != "model"]
+        out.append("<section id='model-groups'><h2>Kappa and precision of 'correct' by "
+                   "scoring-model group (Figures 9-10)</h2><div class='figs'>"
+                   + "".join(_figure(figures[stem], caption) for stem, caption in groups)
+                   + "</div>" + _table(numbers, ["value", "metric", "group", "slice",
+                                                 "slice_value", "mean", "sd", "n"])
+                   + "<p class='meta'>mean ± sd over the configurations of each metric in a "
+                   "group (n of them); per generating model: groups.csv.</p></section>")
     confusions = [stem for stem in sorted(figures) if stem.startswith("fig7_confusion_")]
     if confusions:
         out.append("<details><summary>Confusion matrices (Figures 7-8; top: recall, bottom: "

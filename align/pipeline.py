@@ -22,6 +22,21 @@ from align.thresholds import Thresholds
 from nlce.cli import InputError
 from taxonomy import ACCURACY_LABELS
 
+MIN_RESAMPLES = 100  # and at least 5 / alpha: see check_resamples
+
+
+def check_resamples(resamples: int, alpha: float = 0.05, name: str = "resamples") -> None:
+    """Refuse a number of resamples that intervals and p-values cannot rest on: 0 (no intervals,
+    tests or ranks) or at least `MIN_RESAMPLES` and 5 / alpha. With fewer, a 95% interval's ends
+    (2.5% of the resamples on each side) and a p-value near alpha are a handful of resamples:
+    one resample gives an interval of one point and p-values of 0 or 1."""
+    least = max(MIN_RESAMPLES, math.ceil(5 / alpha)) if 0 < alpha < 1 else MIN_RESAMPLES
+    if resamples == 0 or resamples >= least:
+        return
+    raise InputError(f"{name} {resamples}: use 0 (no intervals, tests or ranks) or at least "
+                     f"{least:,}; with fewer, the ends of a 95% interval and p-values near alpha "
+                     f"{alpha} rest on a handful of resamples (the default is 1,000)")
+
 
 @dataclass
 class AlignOptions:
@@ -43,9 +58,14 @@ class AlignOptions:
     significance: Sequence[str] = ALL_STATISTICS
     alpha: float = 0.05  # significance level of the rank clusters and of "labels needed"
     monotone: bool = False  # fit ordered thresholds where the KDE regions are out of order
+    # fewer labelled items in a slice: no kappa, interval or rank there ("too few")
+    min_items: int = analysis.MIN_SLICE_ITEMS
     progress: bool = False  # a progress bar on stderr for the paired tests (the CLI, at a terminal)
     alt_scoring: str = "accuracy"  # the alternative annotator test's scoring (align.replace)
     alt_epsilon: float = 0.2  # its cost-benefit margin (the authors' value for experts)
+
+    def __post_init__(self):
+        check_resamples(self.bootstrap, self.alpha)
 
     def describe(self) -> dict:
         out = asdict(self)
@@ -81,6 +101,7 @@ class AlignReport:
     compared: int = 0  # labelled generations that some metric configuration or judge run covers
     # generation_id -> dataset, item, model (`data.load_generations`): what predictions.csv names
     generations: pd.DataFrame | None = None
+    slices: Sequence[str] = ()  # the slices computed: options.slices less those repeating 'all'
     # model quality, judge-assisted estimates, the alternative annotator test (align.questions)
     answers: StudyAnswers | None = None
     notes: list[str] = field(default_factory=list)
@@ -157,14 +178,18 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     from align.families import load_model_families
 
     notes: list[str] = []
+    slices, repeats = analysis.distinct_slices(
+        options.slices, scores[scores.noise == "none"] if "noise" in scores else scores, verdicts)
+    if repeats:
+        notes.append(f"slice(s) {', '.join(repeats)} left out: one value, the same items as 'all'")
     common = dict(weighting=options.weighting, bandwidth=options.bandwidth,
-                  grid_size=options.grid_size)
+                  grid_size=options.grid_size, min_items=options.min_items)
     ordered = dict(monotone=options.monotone)
     if options.fit_on:
         fit_rows, apply_rows = split_scores(scores, options.fit_on, options.apply_to, options.seed)
         fitted = analysis.align_metrics(fit_rows, labels, ["all"], keep_fits=False, **common,
                                         **ordered)
-        result = analysis.align_metrics(apply_rows, labels, options.slices, bootstrap=options.bootstrap,
+        result = analysis.align_metrics(apply_rows, labels, slices, bootstrap=options.bootstrap,
                                         seed=options.seed, fitted=fitted.thresholds, **common)
         result.thresholds = fitted.thresholds
         most = fitted.kappa.n.max() if len(fitted.kappa) else 0
@@ -173,11 +198,12 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
                      f"{options.apply_to or 'rest'!r}")
         scored = apply_rows
     else:
-        result = analysis.align_metrics(scores, labels, options.slices, bootstrap=options.bootstrap,
+        result = analysis.align_metrics(scores, labels, slices, bootstrap=options.bootstrap,
                                         seed=options.seed, fitted=options.thresholds, **common,
                                         **ordered)
         scored = scores
-    noise = analysis.noise_table(scored, options.slices, **common)
+    noise = analysis.noise_table(scored, slices, weighting=options.weighting,
+                                 bandwidth=options.bandwidth, grid_size=options.grid_size)
     context = analysis.context_effect(result.kappa)
     families = load_model_families(list(options.families) or None)
     groups = pd.DataFrame()
@@ -186,10 +212,12 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
                             for value in ("kappa", "precision_correct")
                             if value in result.kappa], ignore_index=True)
     report = AlignReport(options=options, scores=scores, labels=labels, metrics=result,
-                         noise=noise, context=context, groups=groups, notes=notes)
+                         noise=noise, context=context, groups=groups, notes=notes,
+                         slices=slices)
     if verdicts is not None and len(verdicts):
-        report.judges = analysis.align_judges(verdicts, labels, options.slices,
-                                              bootstrap=options.bootstrap, seed=options.seed)
+        report.judges = analysis.align_judges(verdicts, labels, slices,
+                                              bootstrap=options.bootstrap, seed=options.seed,
+                                              min_items=options.min_items)
         label_of = {g: label for g, label in zip(labels.generation_id, labels.label)
                     if isinstance(label, str)}  # as judges.report: items with an accuracy label
         human_codes, codes = None, ()
@@ -209,8 +237,7 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
         covered |= set(verdicts.generation_id[(verdicts.status == "ok")
                                               & verdicts.accuracy.notna()])
     report.compared = len(labelled & covered)
-    if options.significance:
-        compare_configurations(report, verdicts)
+    compare_configurations(report, verdicts)  # correlations always; tests as options.significance
     if annotations is not None and annotations.annotator.nunique() > 1:
         report.annotator_pairs, report.annotator_alpha = analysis.annotator_agreement(annotations)
     report.answers = study_answers(report, verdicts, annotations, generations)
@@ -260,27 +287,22 @@ def study_answers(report: AlignReport, verdicts: pd.DataFrame | None,
 def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -> None:
     """Correlations, paired significance, ranks and labels needed (`align.comparisons`) for the
     metrics and judges of `report`, and intervals for the context deltas; in place."""
-    from align.comparisons import (
-        SignificanceOptions,
-        compare,
-        context_intervals,
-        judge_configurations,
-        metric_configurations,
-    )
+    from align.comparisons import SignificanceOptions, compare, context_intervals
+    from align.configurations import judge_configurations, metric_configurations
 
     options = report.options
     configurations = metric_configurations(report.metrics.predictions, report.metrics.thresholds,
                                            metric_directions(report.metrics.kappa))
     if report.judges is not None:
         for where, configs in judge_configurations(verdicts, report.labels,
-                                                   options.slices).items():
+                                                   report.slices).items():
             configurations.setdefault(where, []).extend(configs)
     refit = not (options.fit_on or options.thresholds)
     report.significance = compare(configurations, SignificanceOptions(
         resamples=options.bootstrap, seed=options.seed, alpha=options.alpha,
         statistics=tuple(options.significance), refit=refit, weighting=options.weighting,
-        bandwidth=options.bandwidth, grid_size=options.grid_size, monotone=options.monotone),
-        progress=options.progress)
+        bandwidth=options.bandwidth, grid_size=options.grid_size, monotone=options.monotone,
+        min_items=options.min_items), progress=options.progress)
     report.context = context_intervals(report.context, report.significance.samples)
     kappa_ranks = report.significance.ranks[report.significance.ranks.statistic == "kappa"]
     rank_of = {(r.slice, r.slice_value, r.key): r.rank for r in kappa_ranks.itertuples()}
@@ -294,6 +316,8 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
     """Read scores, human labels, judge verdicts and annotations from `url` and align them."""
     from align import data
 
+    if options.metrics:
+        check_metric_names(options.metrics, data.stored_metrics(url))
     scores = data.load_scores(url, options.metrics)
     annotations = data.load_annotations(url)
     labels = data.choose_human_labels(annotations, data.load_gold_labels(url), options.labels)
@@ -328,6 +352,39 @@ def run_alignment(url: str | None, options: AlignOptions) -> AlignReport:
             + ("; run `python -m metrics.score` first" if not stored else
                "; see the errors with `python -m metrics.score --retry-errors`"))
     return report
+
+
+def check_metric_names(names: Sequence[str], stored: Sequence[str]) -> None:
+    """Refuse a metric name the database has no run of (a typo would align nothing), naming the
+    ones it has and the closest. A database without metric runs refuses nothing here: there is
+    nothing to align, which `nothing_aligned` says.
+
+    >>> check_metric_names(["blue"], ["bleu", "chrf"])
+    Traceback (most recent call last):
+    nlce.cli.InputError: metric not stored: 'blue' (did you mean 'bleu'?); this database has: bleu, chrf
+    """
+    import difflib
+
+    unknown = [name for name in dict.fromkeys(names) if name not in stored]
+    if not unknown or not stored:
+        return
+    close = [hit for name in unknown for hit in difflib.get_close_matches(name, stored, n=1)]
+    hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+    raise InputError(f"metric not stored: {', '.join(map(repr, unknown))}{hint}; this database "
+                     f"has: {', '.join(stored)}")
+
+
+def nothing_aligned(report: AlignReport) -> str:
+    """Why no labelled generation was compared with any metric configuration or judge run and
+    the labels say nothing of the models either (no quality.csv row), or "" when there is
+    something to report (`python -m align` exits 1 on a reason, as a run that did nothing
+    useful). Labels alone still answer which model writes the best comments."""
+    if report.compared or (report.answers is not None and not report.answers.quality.empty):
+        return ""
+    reasons = [note for note in report.notes if note.startswith("no ")]
+    return "; ".join(reasons) or (
+        f"no labelled generation has a metric score or an ok judge verdict ({len(report.labels):,}"
+        f" labelled generations, {report.scores.generation_id.nunique():,} scored)")
 
 
 def keep_datasets(generations: pd.DataFrame, scores: pd.DataFrame, labels: pd.DataFrame,

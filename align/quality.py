@@ -89,9 +89,9 @@ def quality_slices(frame: pd.DataFrame, slices: Iterable[str] = QUALITY_SLICES
 
 def quality_table(frame: pd.DataFrame, policy: str, slices: Iterable[str] = QUALITY_SLICES
                   ) -> pd.DataFrame:
-    """quality.csv: see the module."""
+    """quality.csv: see the module (no rows without labels)."""
     rows = []
-    for slice_name, value, part in quality_slices(frame, slices):
+    for slice_name, value, part in quality_slices(frame, slices) if len(frame) else ():
         counts = part.label.value_counts()
         rows.append({"slice": slice_name, "slice_value": value, "n": len(part),
                      **{f"n_{label}": int(counts.get(label, 0)) for label in ACCURACY_LABELS},

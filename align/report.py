@@ -13,7 +13,7 @@ import pandas as pd
 from agreement.robustness_report import study_figures
 from align import figures
 from align.figures import MAX_KDE_FIGURES, slug
-from align.page import STUDY_FIGURE_TITLES, write_html
+from align.page import SLICE_TITLES, STUDY_FIGURE_TITLES, write_html
 from align.pipeline import AlignReport
 from align.thresholds import save_thresholds
 from nlce.outputs import output_set, write_csv
@@ -62,8 +62,9 @@ def tables(report: AlignReport) -> dict[str, pd.DataFrame]:
         for name, frame in report.judge_studies.items():  # judge_stability, judge_code_mix, ...
             if not frame.empty:
                 out[f"judge_{name}"] = _with_policy(frame, policy)
-    if report.significance is not None:
-        for name in ("correlations", "significance", "ranks", "labels_needed"):
+    if report.significance is not None:  # the tests' tables where pairs were tested
+        tested = report.significance.options.tested
+        for name in ("correlations", "significance", "ranks", "labels_needed")[:4 if tested else 1]:
             out[name] = _with_policy(getattr(report.significance, name), policy)
     if not report.annotator_pairs.empty:
         out["annotators"] = report.annotator_pairs
@@ -156,7 +157,8 @@ def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
         out["Figures 7-8: confusion matrices (top: recall, bottom: precision)"] = items
     if not result.kappa.empty:
         out["Figure 6: kappa per slice"] = [
-            (f"fig6_kappa_{slice_name}", figures.kappa_plot(rows, title=f"kappa by {slice_name}"))
+            (f"fig6_kappa_{slice_name}", figures.kappa_plot(rows, title=SLICE_TITLES.get(
+                slice_name, slice_name)))
             for slice_name, rows in result.kappa.groupby("slice")]
     if not report.groups.empty:
         groups = report.groups[report.groups.slice != "model"]

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from align.analysis import is_too_few
 from align.pipeline import AlignReport
 
 
@@ -16,6 +17,17 @@ def _fmt(value: Any, digits: int = 3) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def _kappa(row) -> str:
+    """kappa, or "too few" where the slice has too few labelled items to measure it."""
+    return "too few" if is_too_few(row) else _fmt(row.kappa)
+
+
+def _ci(row) -> str:
+    if pd.isna(getattr(row, "kappa_low", math.nan)):
+        return "–"
+    return f"{_fmt(row.kappa_low, 2)}–{_fmt(row.kappa_high, 2)}"
 
 
 def _rank(value) -> str:
@@ -42,6 +54,8 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     """What the terminal says of the ranks: the options, and for the best kappa over all items
     each runner-up it cannot yet be told from, with the labels that would tell them apart."""
     result = report.significance
+    if result is not None and result.options.untested:
+        return [f"rank: none; {result.options.untested}"]
     if result is None or result.ranks.empty:
         return []
     options = report.options
@@ -53,8 +67,9 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
     for r in needed.itertuples():
         more = (r.why_none if pd.isna(r.labels_needed) else
                 f"about {int(r.labels_needed):,} labelled items would show it "
-                f"({int(r.more_labels):,} more; alpha {result.options.alpha}, "
-                f"power {result.options.power})")
+                f"({int(r.more_labels):,} more; {int(r.labels_if_known):,} were the resamples' lead "
+                f"of {r.resampled_lead:+.3f} certain; alpha {result.options.alpha}, power "
+                f"{result.options.power})")
         lines.append(f"labels needed: {_name(r.best)} leads {_name(r.runner_up)} (same rank) "
                      f"by {r.delta:+.3f} kappa (p = {r.p_value:.3f}, n = {r.n:,}); {more}")
     return lines
@@ -113,15 +128,13 @@ def print_table(report: AlignReport, console=None) -> None:
             table.add_column(column, overflow="fold",
                              no_wrap=column in ("n", "kappa", "95% CI", "rank"))
         for r in kappa.itertuples():
-            ci = (f"{_fmt(r.kappa_low, 2)}–{_fmt(r.kappa_high, 2)}"
-                  if not pd.isna(getattr(r, "kappa_low", math.nan)) else "–")
             notes = ["⚠ see warnings"] if isinstance(r.warning, str) and r.warning else []
             if getattr(r, "monotone", None) is False:
                 notes.append("regions out of order")
             note = "; ".join(notes)
             regions = getattr(r, "regions", "")
             table.add_row(name(r.key), r.slice_value if r.slice != "all" else "all", str(r.n),
-                          _fmt(r.kappa), ci, _rank(getattr(r, "rank", None)),
+                          _kappa(r), _ci(r), _rank(getattr(r, "rank", None)),
                           regions if isinstance(regions, str) else "", note)
         console.print(table)
     noise = report.noise
@@ -146,11 +159,15 @@ def print_table(report: AlignReport, console=None) -> None:
         for r in judges.itertuples():
             table.add_row(escape(r.key), f"{r.slice}={r.slice_value}", str(r.n),
                           _fmt(r.failure_rate, 2),
-                          _fmt(r.kappa), f"{_fmt(r.kappa_low, 2)}–{_fmt(r.kappa_high, 2)}",
+                          _kappa(r), _ci(r),
                           _rank(getattr(r, "rank", None)))
         console.print(table)
     for line in significance_lines(report):
         console.print(escape(line))
+    if any(frame is not None and "too_few" in frame and frame.too_few.eq(True).any()
+           for frame in (report.metrics.kappa, getattr(report.judges, "kappa", None))):
+        console.print(f"too few: a slice with fewer than {report.options.min_items} labelled "
+                      "items has no kappa, interval or rank (--min-items)")
     if "model" in report.options.slices and len(report.options.slices) > 1:
         console.print("per generating model (and noise per slice): kappa.csv, noise.csv, "
                       "judges.csv and report.html")

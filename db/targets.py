@@ -23,7 +23,8 @@ def with_source(statement):
 def target_name(item: str | None, repo: str | None, path: str | None, start: int, end: int
                 ) -> str:
     """How a target is named to people (align's predictions.csv, a labels file): a pairs item
-    by its id, a file's comment as `repo/path:start-end` (its character span)."""
-    if path is None:
+    by its id, a file's comment as `repo/path:start-end` (its character span). A missing repo or
+    path may come as None or, from a pandas frame, as NaN: anything not a string is missing."""
+    if not isinstance(path, str):
         return item
-    return f"{'/'.join(p for p in (repo, path) if p)}:{start}-{end}"
+    return f"{'/'.join(p for p in (repo, path) if isinstance(p, str) and p)}:{start}-{end}"

@@ -142,6 +142,35 @@ def test_labels_needed_finds_the_size_at_which_the_test_has_its_power():
     assert np.isnan(labels_needed(100, -0.1, 0.1)) and np.isnan(labels_needed(100, 0.1, 0.0))
 
 
+def test_labels_needed_from_the_resamples_has_its_power_over_the_leads_uncertainty():
+    """Draw the lead as the resamples know it (median m, sd se at n items), then the estimate at
+    the count given: the one-sided test at alpha finds it with probability `power`; the count
+    were the lead certain is smaller, and a lead too uncertain for any count says so."""
+    from agreement.significance import BootstrapDifference, LabelsNeeded, labels_needed_from
+
+    n, m, se = 300, 0.06, 0.03
+    resampled = BootstrapDifference(0.09, 0.0, 0.12, 0.023, 0.977, 0.046, se, 1000, m)
+    needed = labels_needed_from(n, resampled)
+    assert needed.why_none == "" and needed.ever == pytest.approx(0.9772, abs=1e-4)
+    rng = np.random.default_rng(5)
+    lead = rng.normal(m, se, 200_000)
+    se_needed = se * np.sqrt(n / needed.count)
+    shown = rng.normal(lead, se_needed) / se_needed > 1.6448536269514722
+    assert 0.795 < shown.mean() < 0.805
+    assert n < needed.if_known == labels_needed(n, m, se) < needed.count
+    # a line of the issue: +0.155 kappa, p = 0.171 at n = 300, "about 323 labelled items would
+    # show it" (6,877 did not). p = 0.171 puts the resamples' centre near 0.95 se: with se 0.063,
+    # +0.06. The difference seen gave about 300; the resampled lead, certain, 2,045; uncertain
+    # as it is, 68,421 (labels without limit would show it with probability 0.83)
+    issue = BootstrapDifference(0.155, -0.06, 0.3, 0.171, 0.829, 0.342, 0.063, 1000, 0.06)
+    assert labels_needed(300, 0.155, 0.063) == 307
+    assert labels_needed_from(300, issue) == LabelsNeeded(68_421, 2_045, 0.8295)
+    weaker = BootstrapDifference(0.155, -0.06, 0.3, 0.2, 0.8, 0.4, 0.063, 1000, 0.053)
+    none = labels_needed_from(300, weaker)  # Phi(0.053 / 0.063) = 0.80: no count reaches 0.8
+    assert np.isnan(none.count) and none.ever < 0.8
+    assert none.why_none.endswith(f"with probability {none.ever:.2f} (power asked: 0.8)")
+
+
 def test_no_labels_are_promised_for_a_lead_the_resamples_do_not_support():
     assert why_no_labels_needed(0.05, 0.04, 0.11) == ""  # supported: a count is given
     assert "reverse the lead" in why_no_labels_needed(0.006, 0.02, 0.731)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_cli_writes_every_output(align_db, tmp_path, capsys):
     out = tmp_path / "report"
-    code = main(["--db", align_db["url"], "--out", str(out), "--bootstrap", "50"])
+    code = main(["--db", align_db["url"], "--out", str(out), "--bootstrap", "100"])
     assert code == 0
     printed = capsys.readouterr().out
     assert "quadratic weighted kappa" in printed and "goodmetric" in printed
@@ -63,6 +63,13 @@ def test_cli_fit_on_apply_to(align_db, tmp_path, capsys):
     (["--labels", "annotator:nobody"], "annotator 'nobody' has no finished labels"),
     (["--fit-on", "colour=red"], "split 'colour=red'"),
     (["--apply-to", "language=en"], "--apply-to needs --fit-on"),
+    (["--resamples", "1"], "--resamples 1: use 0 (no intervals, tests or ranks) or at least 100; "
+                           "with fewer, the ends of a 95% interval and p-values near alpha 0.05"),
+    (["--resamples", "-5"], "--resamples -5: use 0 (no intervals, tests or ranks) or at least 100"),
+    (["--bootstrap", "99"], "--resamples 99: use 0"),
+    (["--min-items", "2"], "--min-items 2: a slice needs at least 3 labelled items"),
+    (["--resamples", "200", "--alpha", "0.01"], "--resamples 200: use 0 (no intervals, tests or "
+                                                "ranks) or at least 500"),
 ])
 def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, message):
     align = as_command(main, "python -m align")
@@ -73,9 +80,50 @@ def test_cli_bad_input_gets_a_clear_error(align_db, tmp_path, capsys, argv, mess
 
 
 def test_cli_on_an_empty_database_says_what_is_missing(engine, db_url, tmp_path, capsys):
-    assert main(["--db", db_url, "--out", str(tmp_path / "out"), "--no-figures"]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
-    assert "no human labels found" in printed
+    align = as_command(main, "python -m align")
+    assert align(["--db", db_url, "--out", str(tmp_path / "out"), "--no-figures"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "python -m align: error: nothing aligned: no human labels " \
+        "found" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_labels_without_scores_still_say_which_model_is_best(demo_db_url, tmp_path, capsys):
+    """The demo before any scoring: labels, no scores. Nothing is aligned, but the labels answer
+    the study's Table 2 (quality.csv): written, exit 0, and the run says to score first."""
+    out = tmp_path / "out"
+    align = as_command(main, "python -m align")
+    assert align(["--db", demo_db_url, "--out", str(out), "--no-figures"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("which model writes the best comments")
+    assert "no metric scores found: the database has 0 metric run(s)" in captured.out
+    assert "run `python -m metrics.score` first" in captured.out
+    quality = (out / "quality.csv").read_text(encoding="utf-8").splitlines()
+    assert len(quality) > 1 and quality[1].startswith("all,all,125,")
+
+
+def test_nothing_to_report_is_exit_1_and_leaves_the_last_report(engine, db_url, tmp_path,
+                                                                  capsys):
+    """No labels (so no quality either) and nothing aligned: the README's rule, a run that did
+    nothing useful exits 1, and the report of an earlier run stays as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "kappa.csv").write_text("key,kappa\nbleu,0.5\n", encoding="utf-8")
+    align = as_command(main, "python -m align")
+    assert align(["--db", db_url, "--out", str(out), "--no-figures"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nothing aligned: no human labels found" in err, err
+    assert (out / "kappa.csv").read_text(encoding="utf-8") == "key,kappa\nbleu,0.5\n"
+
+
+def test_an_unknown_metric_is_refused_with_the_stored_names(align_db, tmp_path, capsys):
+    align = as_command(main, "python -m align")
+    assert align(["--db", align_db["url"], "--out", str(tmp_path / "out"), "--no-figures",
+                  "--metric", "blue", "goodmetric"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("python -m align: error: metric not stored: 'blue' (did you mean 'bleu'?); "
+                   "this database has: bleu, flatmetric, goodmetric\n")
+    assert not (tmp_path / "out").exists()
 
 
 def test_help_imports_no_torch_and_no_matplotlib():

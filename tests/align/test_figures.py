@@ -44,6 +44,51 @@ def test_strip_confusion_and_kappa_plots_from_frames():
     assert isinstance(figures.noise_plot(scores), Figure)  # no noise: a message, not a crash
 
 
+def _drawn(fig: Figure):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer(), fig.bbox
+
+
+def test_a_long_key_and_many_regions_stay_inside_figure_5():
+    """A BERTScore key and five regions made a title wider than the figure (clipped)."""
+    rng = np.random.default_rng(3)
+    scores = np.concatenate([rng.normal(m, 0.01, 200) for m in (0.84, 0.87, 0.9)])
+    human = ["correct"] * 200 + ["partial"] * 200 + ["incorrect"] * 200
+    fit = fit_kde_thresholds(scores, human)
+    key = "bertscore[intfloat/multilingual-e5-small,none]"
+    title = f"{key}: correct < 0.839 ≤ partial < 0.869 ≤ incorrect < 0.947 ≤ partial < 0.953 ≤ " \
+            "correct"
+    fig = figures.kde_classifier_plot(fit, scores, human, title=title)
+    renderer, frame = _drawn(fig)
+    shown = fig._suptitle
+    box = shown.get_window_extent(renderer)
+    assert box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y1 <= frame.y1
+    assert shown.get_text().replace("\n", " ") == title
+    for ax in fig.axes:  # the title does not run into the plots
+        assert box.y0 >= ax.get_window_extent(renderer).y1
+
+
+def test_many_generating_models_get_labels_that_do_not_overlap():
+    """Figure 6 by model on 13 WMT systems: the labels ran into each other."""
+    models = ["Facebook-AI", "HuaweiTSC", "Nemo", "Online-W", "UEdin", "VolcTrans-AT",
+              "VolcTrans-GLAT", "eTranslation", "metricsystem1", "metricsystem2",
+              "metricsystem3", "metricsystem4", "metricsystem5"]
+    kappa = pd.DataFrame([{"key": key, "slice": "model", "slice_value": m, "kappa": 0.1 + i / 100,
+                           "kappa_low": 0.05, "kappa_high": 0.3}
+                          for key in ("bleu", "bertscore[intfloat/multilingual-e5-small,none]")
+                          for i, m in enumerate(models)])
+    fig = figures.kappa_plot(kappa, title="Kappa by generating model")
+    renderer, frame = _drawn(fig)
+    labels = [t.get_window_extent(renderer) for t in fig.axes[0].get_xticklabels()]
+    assert len(labels) == 13
+    for a, b in zip(labels, labels[1:]):
+        assert not a.overlaps(b), (a, b)
+    assert all(box.x0 >= frame.x0 and box.y0 >= frame.y0 for box in labels)
+
+
 def test_quality_plot_draws_each_models_interval_and_its_letters_per_group():
     ranked = pd.DataFrame({
         "group": ["all", "all", "el", "el"], "model": ["m", "n", "n", "m"], "n": 10,

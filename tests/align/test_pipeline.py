@@ -232,3 +232,14 @@ def test_runs_differing_in_another_option_stay_apart(tmp_path):
     assert real.groupby("key").size().to_dict()[twin_key] == 120
     assert real.groupby("key").size().to_dict()[GOOD] == 120  # its noise run still joins it
     assert set(scores[scores.noise != "none"].key) == {GOOD}
+
+
+@pytest.mark.parametrize("resamples, alpha, least", [(1, 0.05, 100), (-5, 0.05, 100),
+                                                     (99, 0.05, 100), (400, 0.01, 500)])
+def test_too_few_resamples_are_refused_for_the_app_too(resamples, alpha, least):
+    """The analysis page builds AlignOptions itself: the rule is the CLI's."""
+    from nlce.cli import InputError
+
+    with pytest.raises(InputError, match=f"resamples {resamples}: use 0 .* at least {least}"):
+        AlignOptions(bootstrap=resamples, alpha=alpha)
+    assert AlignOptions(bootstrap=0).bootstrap == 0 and AlignOptions(bootstrap=least).bootstrap

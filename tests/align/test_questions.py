@@ -300,7 +300,7 @@ def test_a_stored_label_plan_adds_its_rows_to_estimates_interim_until_complete(t
     drawn = [int(g) for g in planned["pool"][planned["drawn"]]]
     label(planned["url"], planned["expert_id"], {g: LABELS[planned["truth"][g]]
                                                  for g in drawn[:-4]})
-    report = run_alignment(planned["url"], AlignOptions(bootstrap=50, significance=()))
+    report = run_alignment(planned["url"], AlignOptions(bootstrap=100, significance=()))
     rows = report.answers.estimates[report.answers.estimates.method.str.startswith(
         "active plan 'p1'")]
     assert set(rows.slice) == {"all", "language", "model", "language x model"}
@@ -309,7 +309,7 @@ def test_a_stored_label_plan_adds_its_rows_to_estimates_interim_until_complete(t
     assert any("plan 'p1' waits for 4 drawn generation(s)" in n for n in report.warnings)
     label(planned["url"], planned["expert_id"], {g: LABELS[planned["truth"][g]]
                                                  for g in drawn[-4:]})
-    report = run_alignment(planned["url"], AlignOptions(bootstrap=50, significance=()))
+    report = run_alignment(planned["url"], AlignOptions(bootstrap=100, significance=()))
     rows = report.answers.estimates[report.answers.estimates.method.str.startswith(
         "active plan 'p1'")]
     assert not rows.method.str.contains("INCOMPLETE").any()

@@ -110,7 +110,7 @@ def test_a_batch_run_end_to_end_against_the_live_path(judge_db, tmp_path, monkey
                              "--seed", "7")) == 0
     out_dir = tmp_path / "align"
     assert align_main(["--db", both, "--out", str(out_dir), "--no-figures", "--resamples", "100",
-                       "--slice", "all", "--significance", "kappa"]) == 0
+                       "--slice", "all", "--significance", "kappa", "--min-items", "3"]) == 0
     pairs = pd.read_csv(out_dir / "significance.csv")
     assert len(pairs) == 1 and pairs.p_value.notna().all()  # the two batch runs compared
 

@@ -107,7 +107,7 @@ def test_a_jury_of_three_runs_end_to_end(judge_db, chat_server, tmp_path, monkey
 
     out_dir = tmp_path / "align"
     assert align_main(["--db", judge_db, "--out", str(out_dir), "--no-figures", "--resamples",
-                       "200", "--slice", "all", "--significance", "kappa"]) == 0
+                       "200", "--slice", "all", "--significance", "kappa", "--min-items", "3"]) == 0
     judges_table = pd.read_csv(out_dir / "judges.csv").set_index("judge_run_id")
     assert judges_table.loc[4, "key"].startswith("poll[jury-majority,en,jury-majority-")
     assert judges_table.loc[4, "kappa"] == 1.0 and judges_table.loc[4, "n"] == 10

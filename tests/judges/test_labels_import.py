@@ -195,7 +195,7 @@ def test_an_imported_run_reads_exactly_like_the_project_run_it_copies(judged, tm
     assert built.loc[copy_id, "n"] == 10  # the Greek generations: the humans labelled those
     aligned = run_in_process("align", "--db", url, "--out", str(tmp_path / "align"),
                              "--no-figures", "--slice", "all", "--resamples", "200",
-                             "--significance", "kappa")
+                             "--significance", "kappa", "--min-items", "3")
     assert aligned.returncode == 0, aligned.stderr
     judges = pd.read_csv(tmp_path / "align" / "judges.csv").set_index("judge_run_id")
     assert judges.loc[copy_id, columns].tolist() == judges.loc[source_id, columns].tolist()
