@@ -127,3 +127,17 @@ def test_the_stop_rule_decides_on_the_width_or_the_comparison(planned):
     assert greek.decided and greek.why.startswith("model-b vs model-a in el")
     assert not narrow[narrow.estimand == "share_partial"].decided.any()
     assert (narrow.still_drawn == 0).all()
+
+
+def test_nothing_is_estimated_or_decided_before_a_drawn_generation_is_labelled(planned):
+    """With only the pilot labelled, the planned generations would count by the judge's values
+    alone (biased, and a narrow interval): no estimate, and the stop rule decides nothing even
+    against the widest target."""
+    (plan,) = load_plans(planned["url"], _labels(planned, []))
+    rows = plan_rows(plan)
+    assert all("estimate" not in r for r in rows)
+    assert all("no estimate yet: none of the drawn generations of plan 'p1' is labelled"
+               in r["method"] for r in rows)
+    status = plan_status(plan, target_width=1.0)
+    assert not status.decided.any()
+    assert (status.still_drawn[status.slice == "all"] == planned["drawn"].sum()).all()
