@@ -40,7 +40,7 @@ def error_scale(pilot_predicted: np.ndarray, pilot_human: np.ndarray,
     overall = float(np.sqrt(squared.mean()))
     if overall == 0:
         raise InputError("the judge agrees with every label of the pilot: there is no error to "
-                         "steer the draw by; draw uniformly (no --predictor) instead")
+                         "steer the draw by; draw uniformly instead (annotate.plan --uniform)")
     scale = {}
     for value in np.unique(pilot_predicted):
         errors = squared[pilot_predicted == value]

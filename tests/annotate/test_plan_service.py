@@ -225,3 +225,15 @@ def test_only_a_lead_plans(team):
         with pytest.raises(service.NotAllowedError, match="make label plans"):
             service.draft_plan(session, PlanRequest(dataset="synthetic", budget=3,
                                                     predictor=team["key"]), acting=bas)
+
+
+def test_a_pilot_the_judge_never_errs_on_is_refused_unless_drawn_uniformly(team):
+    with session_scope(team["url"]) as session:  # the pilot's labels: the judge's own
+        for g in team["pilot"]:
+            session.execute(m.Annotation.__table__.update()
+                            .where(m.Annotation.generation_id == g)
+                            .values(accuracy=("incorrect", "partial", "correct")[team["said"][g]]))
+    with pytest.raises(PlanError, match=r"agrees with every label of the pilot: .* draw "
+                                        r"uniformly instead \(annotate.plan --uniform\)"):
+        _draft(team["url"], predictor=team["key"])
+    assert _draft(team["url"], predictor=team["key"], uniform=True).uniform
