@@ -12,7 +12,7 @@ from taxonomy import ACCURACY_LABELS
 
 
 def add_judge(url: str, *, model: str = "judge-x", accuracy: float = 0.75, seed: int = 0,
-              failed: int = 0, status: str = "ok") -> dict:
+              failed: int = 0) -> dict:
     """A judge run (`model[standard,en,v1]`) with a verdict on every generation: the truth
     (drawn per generation: better for the models named *-b) with probability `accuracy`, else
     a label at random; the first `failed` generations get a parse_error verdict instead.
@@ -32,7 +32,7 @@ def add_judge(url: str, *, model: str = "judge-x", accuracy: float = 0.75, seed:
             said[g.id] = truth[g.id] if rng.random() < accuracy else int(rng.integers(3))
             bad = k < failed
             session.add(m.JudgeVerdict(run_id=run.id, generation_id=g.id,
-                                       status="parse_error" if bad else status,
+                                       status="parse_error" if bad else "ok",
                                        accuracy=None if bad else ACCURACY_LABELS[said[g.id]]))
         session.commit()
         return {"key": f"{model}[standard,en,v1]", "run_id": run.id, "truth": truth,
