@@ -218,16 +218,17 @@ def _speakers(session: Session) -> list:
             if a.active and a.role == "annotator" and a.languages]
 
 
-def _name(session: Session, request: PlanRequest, dataset: str) -> str:
+def _name(session: Session, asked: str | None, stem: str) -> str:
+    """The name asked for (refused where taken: a plan is never redrawn), else the first free
+    `<stem>-<n>`."""
     taken = set(session.execute(select(m.LabelPlan.name)).scalars())
-    if request.name is not None and request.name.strip():
-        name = request.name.strip()
+    if asked is not None and asked.strip():
+        name = asked.strip()
         if len(name) > MAX_NAME:
             raise PlanError("plan.error.name", length=len(name), limit=MAX_NAME)
         if name in taken:
             raise PlanError("plan.error.name_taken", name=name)
         return name
-    stem = f"{dataset}-{request.language or 'all'}"
     return next(f"{stem}-{n}" for n in range(1, len(taken) + 2) if f"{stem}-{n}" not in taken)
 
 
@@ -251,9 +252,9 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
     require_role(session, acting, "plan")
     _request_checks(request)
     dataset_id = _dataset(session, request.dataset)
-    name = _name(session, request, request.dataset)
-    run_id, key = _predictor(session, request.predictor)
     language = request.language.strip().lower() if request.language else None
+    name = _name(session, request.name, f"{request.dataset}-{language or 'all'}")
+    run_id, key = _predictor(session, request.predictor)
     rows, languages = _slice_rows(session, dataset_id, language, run_id)
     if language is not None and language not in languages:
         raise PlanError("plan.error.no_language", dataset=request.dataset, language=language,

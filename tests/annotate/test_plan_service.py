@@ -237,3 +237,9 @@ def test_a_pilot_the_judge_never_errs_on_is_refused_unless_drawn_uniformly(team)
                                         r"uniformly instead \(annotate.plan --uniform\)"):
         _draft(team["url"], predictor=team["key"])
     assert _draft(team["url"], predictor=team["key"], uniform=True).uniform
+
+
+def test_a_generated_name_names_the_language_as_stored(team):
+    draft = _draft(team["url"], predictor=team["key"], language=" NL ")
+    assert (draft.name, draft.language) == ("synthetic-nl-1", "nl")
+    assert {i.language for i in draft.planned} == {"nl"}
