@@ -62,7 +62,7 @@ def error_scale(pilot_predicted: np.ndarray, pilot_human: np.ndarray,
                          f"cannot tell where the judge errs; label a few more at random first")
     if np.array_equal(pilot_human, pilot_predicted):
         raise InputError("the judge agrees with every label of the pilot: there is no error to "
-                         "steer the draw by; draw uniformly (no --predictor) instead")
+                         "steer the draw by; draw uniformly instead (annotate.plan --uniform)")
     residual = pilot_human - calibrated(pilot_predicted, pilot_human, pilot_predicted)
     overall = float(np.sqrt((residual ** 2).mean()))
     scale = {}

@@ -181,6 +181,10 @@ def _row(plan: Plan, slice_name: str, value: str, part: pd.DataFrame, estimand: 
             "n_unlabelled": int(len(part) - result.n_labelled)}
     if result.n_labelled < 2:
         return {**base, "method": f"no estimate: fewer than 2 labels in plan {plan.name!r} here"}
+    if result.done_share == 0 and not part.pilot.all():
+        # nothing drawn is labelled yet: the judge's values would stand uncorrected (biased)
+        return {**base, "method": f"no estimate yet: none of the drawn generations of plan "
+                                  f"{plan.name!r} is labelled"}
     a, c = result.active, result.labels_alone
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = result.n_labelled * (c.se[0] / a.se[0]) ** 2
@@ -234,6 +238,8 @@ def _comparison(plan: Plan, alpha: float) -> str:
     if compare.get("language"):
         frame = frame[frame.language == compare["language"]]
     overall = estimate(plan.frame, plan.estimand).done_share
+    if overall == 0:  # nothing drawn labelled yet: no valid estimate to compare
+        return ""
     groups = [frame[frame.model == compare[k]] for k in ("a", "b")]
     if any(len(g[g.pilot | g.drawn & (g.human >= 0)]) < 2 for g in groups):
         return ""

@@ -1,8 +1,9 @@
 """Export everything in the database as project records (db/FORMAT.md): files, targets,
 generations, annotators, assignments, annotations with codes, history and the lead's answer to
-a flag, gold labels with their history, metric
-runs and scores, noise samples, judge runs, responses and verdicts, with the times labels were
-made. Password hashes only on request (a trusted migration); sign-in sessions never.
+a flag, gold labels with their history, metric runs and scores, noise samples, judge runs,
+responses and verdicts, label plans with their generations' probabilities and draws, with the
+times labels were made. Password hashes only on request (a trusted migration); sign-in sessions
+never.
 
 The folder is written whole or not at all (`nlce.outputs.output_set`): the files go into a new
 hidden folder beside it (readable by its owner only), which then takes the folder's place; a
@@ -184,6 +185,22 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
                "status": b.status, "requests": requests, "counts": b.counts or {},
                "error": b.error, "created_at": _iso(b.created_at),
                "finished_at": _iso(b.finished_at)}
+
+    plans = {}
+    for p in _by_id(session, m.LabelPlan):
+        plans[p.id] = p.name
+        yield {"type": "label_plan", "name": p.name, "dataset": datasets[p.dataset_id].name,
+               "run": judge_runs[p.judge_run_id], "predictor": p.predictor,
+               "estimand": p.estimand, "language": p.language, "budget": p.budget,
+               "min_probability": p.min_probability, "seed": p.seed, "method": p.method,
+               "label_policy": p.label_policy, "target_width": p.target_width,
+               "compare": p.compare or {}, "created_at": _iso(p.created_at)}
+    for i in session.execute(select(m.LabelPlanItem).order_by(
+            m.LabelPlanItem.plan_id, m.LabelPlanItem.generation_id)).scalars():
+        yield {"type": "label_plan_item", "plan": plans[i.plan_id],
+               **generations[i.generation_id], "pilot": bool(i.pilot),
+               "predictor_value": i.predictor_value, "probability": i.probability,
+               "drawn": bool(i.drawn)}
 
 
 def export_jsonl(session: Session, out_dir: str | Path, include_password_hashes: bool = False

@@ -459,6 +459,8 @@ class LabelPlan(SQLModel, table=True):
     min_probability: float = 0.05
     seed: int = 0
     method: str = ""  # how the probabilities were made (the pilot's errors, or uniform)
+    # which human label counted for the pilot (agreement.labels); the status reads labels so too
+    label_policy: str = Field(default="auto", sa_column_kwargs={"server_default": "auto"})
     target_width: Optional[float] = None  # the stop rule's interval width
     compare: dict = _json()  # the stop rule's comparison: {"language", "a", "b"} or {}
     created_at: datetime = Field(default_factory=utcnow)

@@ -18,6 +18,7 @@ COMMANDS: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {
     ("corpus", "extract"): ("corpus.extract", (), "source files -> target comments"),
     ("corpus", "generate"): ("corpus.generate", (), "FIM-generate comments for the targets"),
     ("annotate",): ("annotate.__main__", (), "start the labelling app"),
+    ("annotate", "plan"): ("annotate.plan", (), "plan labels where a judge is least reliable"),
     ("metrics", "score"): ("metrics.score", (), "score generations with a metric or a grid"),
     ("align",): ("align.__main__", (), "align metrics and judges with the humans"),
     ("metrics", "align"): ("align.__main__", (), "the old name of `nlce align`"),

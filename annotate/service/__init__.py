@@ -11,6 +11,8 @@ Streamlit pages are a thin shell around this package; every name is importable f
 - `labelling`: one item as its annotator sees it (blind: only the caller's own label) and
   saving labels through `db.annotations` (history, optimistic concurrency), skip and flag;
 - `assignment`: planning and storing assignments, the team's progress;
+- `plans`: label plans (assign by need: draws where a judge is least reliable) and their stop
+  rule;
 - `review`: finished labels for analysis, disagreements and adjudication into gold labels,
   which label counts per item, inter-annotator agreement;
 - `tables`: the study's Tables 1 and 2;
@@ -68,6 +70,17 @@ from annotate.service.labelling import (
                                        validate_codes,
                                        validate_label,
                                        visit_seconds,
+)
+from annotate.service.plans import (
+                                       PlanAssigned,
+                                       PlanDraft,
+                                       PlanError,
+                                       PlanRequest,
+                                       assign_plan,
+                                       draft_plan,
+                                       make_plan,
+                                       plan_options,
+                                       plan_statuses,
 )
 from annotate.service.queue import (
                                        MAX_SEARCH_CHARS,
@@ -130,6 +143,8 @@ __all__ = [
     "Assigned", "ItemRef", "Shortfall", "assign", "assign_items", "models_to_assign",
     "plan_assignments", "team_progress", "unassign_open",
     "answer_flag", "flag_answer", "flagged_items", "open_flag_count",
+    "PlanAssigned", "PlanDraft", "PlanError", "PlanRequest", "assign_plan", "draft_plan",
+    "make_plan", "plan_options", "plan_statuses",
     "AnnotateError", "AuthError", "ItemGoneError", "LabelError", "NotAllowedError",
     "NotAssignedError",
     "MAX_SECONDS_PER_VISIT", "ItemView", "OwnLabel", "Saved", "is_stale_error", "load_item",

@@ -59,6 +59,7 @@ POLICY: dict[str, tuple[str, tuple[str, ...]]] = {
     "change_account": ("change accounts", LEAD_ROLES),
     "list_accounts": ("list accounts", LEAD_ROLES),
     "assign": ("assign items", LEAD_ROLES),
+    "plan": ("make label plans", LEAD_ROLES),
     "unassign": ("take back assignments", LEAD_ROLES),
     "team_progress": ("see the team's progress", LEAD_ROLES),
     "read_flags": ("read flagged labels", LEAD_ROLES),

@@ -133,6 +133,12 @@ def assign_items(session: Session, *, acting: int | Operator,
     load = Counter(aid for holders in existing.values() for aid in holders)
     plan = plan_assignments(items, [(a.id, a.languages) for a in people], per_item=per_item,
                             strategy=strategy, seed=seed, existing=existing, load=load)
+    add_assignments(session, plan)
+    return Assigned(len(plan), shortfalls(items, plan, existing, people, per_item))
+
+
+def add_assignments(session: Session, plan: Sequence[tuple[int, int]]) -> None:
+    """Store (generation_id, annotator_id) pairs at the end of each annotator's queue, in order."""
     next_position: dict[int, int] = dict(session.exec(
         select(m.Assignment.annotator_id, func.max(m.Assignment.position))
         .group_by(m.Assignment.annotator_id)).all())
@@ -141,12 +147,12 @@ def assign_items(session: Session, *, acting: int | Operator,
         next_position[aid] = position
         session.add(m.Assignment(generation_id=gid, annotator_id=aid, position=position))
     session.flush()
-    return Assigned(len(plan), _shortfalls(items, plan, existing, people, per_item))
 
 
-def _shortfalls(items: Sequence[ItemRef], plan: Sequence[tuple[int, int]],
-                existing: dict[int, set[int]], people: Sequence, per_item: int
-                ) -> tuple[Shortfall, ...]:
+def shortfalls(items: Sequence[ItemRef], plan: Sequence[tuple[int, int]],
+               existing: dict[int, set[int]], people: Sequence, per_item: int
+               ) -> tuple[Shortfall, ...]:
+    """Per language, the items that hold fewer than `per_item` annotators after `plan`."""
     holders = {item.generation_id: set(existing.get(item.generation_id, ())) for item in items}
     for gid, aid in plan:
         holders[gid].add(aid)

@@ -1,10 +1,10 @@
 """Lead: put items into annotators' queues (by language and model, N annotators per item,
-random or stratified order, seeded)."""
+random or stratified order, seeded), or by need (a label plan: `annotate.plan_views`)."""
 from __future__ import annotations
 
 import streamlit as st
 
-from annotate import service, ui
+from annotate import plan_views, service, ui
 from annotate.ui import t
 from taxonomy import LANGUAGES
 
@@ -49,6 +49,8 @@ if submitted:
         locked_out = [p.username for p in chosen if not p.has_password]
         if locked_out and not ui.oidc_configured():
             st.warning(t("assign.no_sign_in", usernames=ui.plain(", ".join(locked_out))))
+
+plan_views.assign_by_need(lead)
 
 st.subheader(t("assign.take_back"))
 with st.form("unassign"):

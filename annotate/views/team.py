@@ -1,9 +1,10 @@
-"""Lead: create annotator accounts and see progress per annotator and language."""
+"""Lead: create annotator accounts and see progress per annotator and language, and the stop
+rule of each label plan."""
 from __future__ import annotations
 
 import streamlit as st
 
-from annotate import service, ui
+from annotate import plan_views, service, ui
 from annotate.ui import t
 from taxonomy import LANGUAGES
 
@@ -51,6 +52,8 @@ if progress:
     st.dataframe(progress, hide_index=True, key="team_progress")
 else:
     st.info(t("team.nothing_assigned"))
+
+plan_views.plan_stop_rule(lead)
 
 st.subheader(t("team.change"))
 if people:

@@ -26,7 +26,7 @@ FORMAT_VERSION = 1
 _TARGET_REF = {"dataset": "str!", "repo": "str", "path": "str", "span": "span", "item": "str"}
 _GENERATION_REF = {**_TARGET_REF, "model": "str!"}
 _REF_KINDS = {"target", "generation", "assignment", "annotation", "gold_label", "noise_sample",
-              "metric_score", "judge_response", "judge_verdict"}
+              "metric_score", "judge_response", "judge_verdict", "label_plan_item"}
 
 RECORD_FIELDS: dict[str, dict[str, str]] = {
     "dataset": {"name": "str!", "description": "str", "created_at": "time?"},
@@ -75,6 +75,15 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
                     "input_file_id": "str?", "output_file_id": "str?", "error_file_id": "str?",
                     "status": "str!", "requests": "json", "counts": "json", "error": "str?",
                     "created_at": "time?", "finished_at": "time?"},
+    # an active labelling plan (annotate.plan): keyed by its name; its judge run by signature
+    "label_plan": {"name": "str!", "dataset": "str!", "run": "str!", "predictor": "str!",
+                   "estimand": "str!", "language": "str?", "budget": "float!",
+                   "min_probability": "float", "seed": "int", "method": "str",
+                   "label_policy": "str", "target_width": "float?", "compare": "json",
+                   "created_at": "time?"},
+    # one generation of a plan: a pilot item or a planned one, its probability and draw
+    "label_plan_item": {"plan": "str!", **_GENERATION_REF, "pilot": "bool",
+                        "predictor_value": "float!", "probability": "float!", "drawn": "bool!"},
 }
 RECORD_TYPES = tuple(RECORD_FIELDS)
 """Record types in dependency order: a record may refer only to kinds listed before it."""

@@ -1,6 +1,7 @@
 """The per-record writer: validated project records into one session, resolving natural keys
 (dataset name; file = dataset + repo + path; target = file + span; generation = target + model;
-annotator = username; runs = signature), so importing the same data twice changes nothing.
+annotator = username; runs = signature; label plans = name), so importing the same data twice
+changes nothing.
 Labels go through `db.annotations.save_annotation`, one save per label with its history.
 What an `annotator` record may do to accounts: `db.importer.accounts`.
 """
@@ -32,6 +33,7 @@ from db.importer.accounts import (
     record_time,
 )
 from db.importer.errors import ImportStats, Problems, Reject
+from db.importer.plans import PlanWriters
 from db.importer.results import ResultWriters
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
 
@@ -43,7 +45,7 @@ def _differs(row, values: dict) -> bool:
 
 
 
-class RecordWriter(ResultWriters, AccountWriter):
+class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
     """Writes validated project records into one session, resolving natural keys."""
 
     def __init__(self, session: Session, problems: Problems | None = None, *,
@@ -64,12 +66,14 @@ class RecordWriter(ResultWriters, AccountWriter):
         self._annotators: dict[str, int] = {}
         self._metric_runs: dict[str, int] = {}
         self._judge_runs: dict[str, int] = {}
+        self._plans: dict[str, tuple[int, int]] = {}
+        self._new_plans: set[str] = set()  # plans this import created: they take generations
         self.taxonomy = default_taxonomy()
 
     def forget(self) -> None:
         """Drop the cached keys (after a rolled-back savepoint, some may name undone rows)."""
         for cache in (self._datasets, self._files, self._targets, self._generations,
-                      self._annotators, self._metric_runs, self._judge_runs):
+                      self._annotators, self._metric_runs, self._judge_runs, self._plans):
             cache.clear()
 
     # -------------------------------------------------------------- generic upsert

@@ -80,3 +80,17 @@ def test_a_plans_estimands_are_the_quality_estimands():
     from db.models import PLAN_ESTIMANDS
 
     assert set(PLAN_ESTIMANDS) == set(ESTIMANDS)
+
+
+def test_nothing_is_estimated_or_decided_before_a_drawn_generation_is_labelled(planned):
+    """With only the pilot labelled, the planned generations would count by the judge's values
+    alone (biased, and a narrow interval): no estimate, and the stop rule decides nothing even
+    against the widest target."""
+    (plan,) = load_plans(planned["url"], _labels(planned, []))
+    rows = plan_rows(plan)
+    assert all("estimate" not in r for r in rows)
+    assert all("no estimate yet: none of the drawn generations of plan 'p1' is labelled"
+               in r["method"] for r in rows)
+    status = plan_status(plan, target_width=1.0)
+    assert not status.decided.any()
+    assert (status.still_drawn[status.slice == "all"] == planned["drawn"].sum()).all()

@@ -23,7 +23,7 @@ def _ref(path, content, comment, **extra):
 def small_records() -> list[dict]:
     """Two files, two targets, four generations, two annotators, labels, a gold label, a metric
     run with a generation score and a noise score, a judge run with a response, a verdict and a
-    Batch API submission it waits for."""
+    Batch API submission it waits for, a label plan with a pilot item and a planned one."""
     nl = _ref("calc.py", NL_FILE, NL_COMMENT)
     zh = _ref("Max.java", ZH_FILE, ZH_COMMENT)
     file_fields = {k: nl[k] for k in ("dataset", "repo")}
@@ -73,6 +73,15 @@ def small_records() -> list[dict]:
          "requests": {"r1": {"target": {k: nl[k] for k in ("dataset", "repo", "path", "span")},
                              "key": "k1", "format": None}},
          "counts": {"total": 1, "completed": 0, "failed": 0}},
+        {"type": "label_plan", "name": "mini-nl-1", "dataset": "mini",
+         "run": "judge|gpt|cot|nl|v1", "predictor": "gpt-x[cot,nl,v1]", "estimand": "mean_score",
+         "language": "nl", "budget": 1.0, "min_probability": 0.05, "seed": 3,
+         "method": "uniform: no pilot", "label_policy": "gold-else-majority",
+         "target_width": 0.2, "compare": {"language": "nl", "a": "m/a", "b": "m/b"}},
+        {"type": "label_plan_item", "plan": "mini-nl-1", **nl, "model": "m/a", "pilot": True,
+         "predictor_value": 0.5, "probability": 1.0, "drawn": True},
+        {"type": "label_plan_item", "plan": "mini-nl-1", **nl, "model": "m/b", "pilot": False,
+         "predictor_value": 1.0, "probability": 0.375, "drawn": False},
     ]
 
 

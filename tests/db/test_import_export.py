@@ -225,7 +225,7 @@ def test_a_move_keeps_every_row_id_and_time(tmp_path, any_db_url, small_jsonl, r
     expected = database_fingerprint(any_db_url)
     assert all(expected[name] for name in ("dataset", "generation", "metric_run", "judge_run",
                                            "judge_response", "judge_verdict", "judge_batch",
-                                           "annotator"))
+                                           "label_plan", "label_plan_item", "annotator"))
     for step, (source, target) in enumerate(zip(chain, chain[1:])):
         out = tmp_path / f"move-{step}"
         assert main(["export", "--format", fmt, "--include-password-hashes", "--out", str(out),
