@@ -186,6 +186,9 @@ def _row(plan: Plan, slice_name: str, value: str, part: pd.DataFrame, estimand: 
         return {**base, "method": f"no estimate yet: none of the drawn generations of plan "
                                   f"{plan.name!r} is labelled"}
     a, c = result.active, result.labels_alone
+    if not a.se[0] > 0:  # every label and judge value the same here: no spread, no interval
+        return {**base, "method": "no estimate: every value here is the same (no spread to give "
+                                  "an interval)"}
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = result.n_labelled * (c.se[0] / a.se[0]) ** 2
     return {**base, "estimate": _clip(a.estimate), "ci_low": _clip(a.ci_low),
@@ -210,17 +213,22 @@ def plan_status(plan: Plan, target_width: float | None = None, alpha: float = 0.
                 ) -> pd.DataFrame:
     """The stop rule per estimand and slice (STATUS_COLUMNS): the interval's width against the
     target (`target_width`, else the plan's), the labels done and still drawn, and whether it is
-    decided: the target met, or the plan's comparison (model a vs b in a language) significant
-    at `alpha`."""
+    decided: the target met, or (for the plan's estimand in the comparison's language slice) the
+    plan's comparison, model a vs b, significant at `alpha`."""
     target = target_width if target_width is not None else plan.target_width
     compared = _comparison(plan, alpha)
+    # the comparison decides the slice it is about: its language, or all items
+    language = (plan.compare or {}).get("language")
+    where = ("language", language) if language and plan.frame.language.nunique() > 1 else \
+        ("all", "all")
     rows = []
     for slice_name, value, part, estimand, result in _results(plan):
         row = _row(plan, slice_name, value, part, estimand, result)
         width = (row["ci_high"] - row["ci_low"]) if "ci_high" in row else math.nan
         met = target is not None and width <= target
-        why = ("interval no wider than the target" if met else
-               compared if compared and estimand == plan.estimand else "")
+        why = ("interval no wider than the target" if met else compared
+               if compared and estimand == plan.estimand and (slice_name, value) == where
+               else "")
         rows.append({"plan": plan.name, "estimand": estimand, "slice": slice_name,
                      "slice_value": value, "estimate": row.get("estimate"),
                      "ci_low": row.get("ci_low"), "ci_high": row.get("ci_high"),

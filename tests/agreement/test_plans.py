@@ -72,6 +72,9 @@ def test_the_stop_rule_decides_on_the_width_or_the_comparison(planned):
     # model-b is much better than model-a by construction: the comparison decides it
     assert greek.decided and greek.why.startswith("model-b vs model-a in el")
     assert not narrow[narrow.estimand == "share_partial"].decided.any()
+    # the comparison decides the Greek slice it is about, not every slice of the estimand
+    others = narrow[(narrow.estimand == "mean_score") & (narrow.slice_value != "el")]
+    assert not others.decided.any()
     assert (narrow.still_drawn == 0).all()
 
 
@@ -94,3 +97,16 @@ def test_nothing_is_estimated_or_decided_before_a_drawn_generation_is_labelled(p
     status = plan_status(plan, target_width=1.0)
     assert not status.decided.any()
     assert (status.still_drawn[status.slice == "all"] == planned["drawn"].sum()).all()
+
+
+def test_a_cell_whose_values_are_all_the_same_has_no_interval_and_decides_nothing(planned):
+    labels = _labels(planned, planned["pool"][planned["drawn"]])
+    (plan,) = load_plans(planned["url"], labels)
+    frame = plan.frame.copy()
+    one = (frame.language == "el") & (frame.model == "model-b")
+    frame.loc[one, ["human", "judge"]] = 2  # every label and verdict "correct" in that cell
+    plan.frame = frame
+    rows = [r for r in plan_rows(plan) if r["slice_value"] == "el x model-b"]
+    assert rows and all("estimate" not in r and "no spread" in r["method"] for r in rows)
+    status = plan_status(plan, target_width=0.5)
+    assert not status[status.slice_value == "el x model-b"].decided.any()
