@@ -71,11 +71,12 @@ def error_scale(pilot_predicted: np.ndarray, pilot_human: np.ndarray,
         scale[float(value)] = (float(np.sqrt((seen ** 2).mean())) if seen.size >= MIN_PER_VALUE
                                else overall)
     floor = overall / 10
+    scale = {v: max(s, floor) for v, s in scale.items()}
     out = np.array([max(scale.get(float(v), overall), floor) for v in np.asarray(predicted)])
     how = (f"learned from a pilot of {len(pilot_human)} labelled generation(s): the human "
            f"value's standard deviation given the judge's "
            + ", ".join(f"{v:g}: {s:.3f}" for v, s in sorted(scale.items()))
-           + f" (overall {overall:.3f})")
+           + f" (overall {overall:.3f}; at least a tenth of it)")
     return out, how
 
 

@@ -120,6 +120,12 @@ def add_plans(answers: StudyAnswers, plans) -> None:
     rows = []
     for plan in plans:
         rows += plan_rows(plan)
+        frame = plan.frame
+        if (~frame.pilot & frame.drawn & (frame.human >= 0)).any():
+            answers.notes.append(
+                f"estimates: plan {plan.name!r} drew generations with unequal probabilities; "
+                f"the PPI++ rows of {plan.predictor} count its labels as a random sample, which "
+                f"they are not: read the plan's rows (method 'active plan') for its slice")
         if waiting(plan):
             answers.notes.append(f"estimates: plan {plan.name!r} waits for {waiting(plan)} drawn "
                                  f"generation(s) to be labelled: its rows are interim "

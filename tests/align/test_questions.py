@@ -307,6 +307,8 @@ def test_a_stored_label_plan_adds_its_rows_to_estimates_interim_until_complete(t
     assert rows.method.str.contains("INCOMPLETE: 4 drawn generation(s) of the plan",
                                     regex=False).all()
     assert any("plan 'p1' waits for 4 drawn generation(s)" in n for n in report.warnings)
+    assert any("plan 'p1' drew generations with unequal probabilities; the PPI++ rows of "
+               "judge[standard,en,v1]" in n for n in report.warnings)
     label(planned["url"], planned["expert_id"], {g: LABELS[planned["truth"][g]]
                                                  for g in drawn[-4:]})
     report = run_alignment(planned["url"], AlignOptions(bootstrap=100, significance=()))
