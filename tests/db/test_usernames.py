@@ -85,6 +85,7 @@ def test_sign_in_failures_of_one_name_count_together_in_any_case():
 def test_add_user_refuses_a_case_twin(db_url, monkeypatch, capsys):
     main = as_command(annotate_main, "python -m annotate")
     monkeypatch.setenv("NLCE_NEW_PASSWORD", PASSWORD)
+    assert db_main(["upgrade", "--db", db_url]) == 0
     assert main(["--db", db_url, "--add-user", "Ελένη", "--languages", "el"]) == 0
     capsys.readouterr()
     assert main(["--db", db_url, "--add-user", "ελένη", "--languages", "el"]) == 2
