@@ -127,16 +127,18 @@ def project_database(url: str | None = None, *, create: bool = False) -> str:
     """The URL a command works on (`resolve_url`), checked before the command loads anything:
     without `create`, it must hold this project's tables, else `NoProjectDatabase` naming the
     path (nothing is created: a mistyped path is not a new empty database); with `create` (the
-    commands that make databases: db demo, db import, db upgrade, corpus.extract, --demo), a
-    SQLite file must be one, or its folder must exist. A server that cannot be reached raises
-    the driver's error, which `nlce.cli` prints as its one line."""
+    commands that make databases: db demo, db import, db upgrade, corpus.extract,
+    judges.importer, --demo), a SQLite file must be one, or its folder must exist. A server
+    that cannot be reached raises the driver's error, which `nlce.cli` prints as its one line."""
     url = resolve_url(url)
     try:
         parsed = make_url(url)
-    except Exception:  # noqa: BLE001 - SQLAlchemy's ArgumentError, ValueError
-        raise NoProjectDatabase(f"--db {url!r:.200} is neither a database URL (such as "
-                                f"sqlite:///comments.db or postgresql+psycopg://user@host/db) "
-                                f"nor a path") from None
+        parsed.get_dialect()  # a kind of database SQLAlchemy knows (not `postgres+psycopg`)
+    except Exception as error:  # noqa: BLE001 - ArgumentError, NoSuchModuleError, ValueError
+        raise NoProjectDatabase(f"{shown_url(url)} is not a database URL this installation "
+                                f"knows ({error}): give a path, or a URL such as "
+                                f"sqlite:///comments.db or postgresql+psycopg://user@host/db"
+                                ) from None
     if parsed.get_backend_name() == "sqlite":
         path = _sqlite_path(parsed)
         if path is None:
