@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agreement.correlation import STATISTICS
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP, parse_policy
-from db.engine import add_database_argument, resolve_url
+from db.engine import add_database_argument, project_database, read_only_url, resolve_url
 from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 
 DEFAULT_OUT = "reports/align"
@@ -109,7 +109,6 @@ def main(argv: list[str] | None = None) -> int:
     # Piped output is not cut to 80 columns (rich's default without a terminal); COLUMNS wins.
     wide = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
     console = Console(stderr=args.format != "table", width=wide)
-    url = resolve_url(args.db)
     from align.kde import parse_bandwidth
 
     # bad options fail here, before anything is read (InputError: one line, exit 2), and the
@@ -140,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.demo:
         from align.demo import prepare_demo
 
+        url = project_database(args.db, create=True)
         prepare_demo(url, console)
+    else:
+        url = resolve_url(args.db)
+        read_only_url(url)  # a missing database is named now, before anything is read
     options = AlignOptions(metrics=args.metric, slices=tuple(dict.fromkeys(args.slice)),
                            weighting=args.weighting, bandwidth=bandwidth,
                            bootstrap=args.resamples, seed=args.seed, labels=args.labels,
@@ -155,7 +158,6 @@ def main(argv: list[str] | None = None) -> int:
     from align.pipeline import nothing_aligned, run_alignment
     from align.report import summary, tables, to_json, write_report
     from align.terminal import print_table
-    from db.engine import read_only_url
 
     started = time.perf_counter()
     # aligning only reads: the database is opened read-only (a read-only disk will do)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from db import DATABASE_URL_ENV, add_database_argument, resolve_url
-from db.engine import SQLITE_BUSY_TIMEOUT_ENV
+from db import DATABASE_URL_ENV, add_database_argument
+from db.engine import SQLITE_BUSY_TIMEOUT_ENV, project_database
 from db.passwords import FAST_HASHES_ENV, fast_hashes
 from nlce.cli import EXIT_OK, UserError, run_main
 
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in filter(None, (args.tls_cert, args.tls_key)):
         if not Path(path).is_file():
             parser.error(f"TLS file not found: {path}")
-    url = resolve_url(args.db)
+    url = project_database(args.db, create=args.demo)  # only --demo makes a database
     if args.add_user:
         return add_user(url, args.add_user, args.role, args.languages, args.sso_only)
     if args.demo and database_is_empty(url):

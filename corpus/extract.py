@@ -313,6 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not args.dry_run:  # a new database is made here if need be; a dry run opens none
+        from db.engine import project_database
+
+        args.db = project_database(args.db, create=True)
     config = SelectionConfig(
         dedup_exact=args.dedup_exact, dedup_near=args.dedup_near,
         near_threshold=args.near_threshold, generated_file=args.generated_file,

@@ -355,6 +355,7 @@ def prime_tokenizer_for(args, counter):
 
 def main(argv: Sequence[str] | None = None) -> int:
     from corpus.fim import family_for_model, get_family, load_families_file
+    from db.engine import project_database
 
     args = build_parser().parse_args(argv)
     if args.families_file:
@@ -365,6 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.threads < 1:
             raise InputError(f"--threads must be 1 or more, not {args.threads}")
+        args.db = project_database(args.db)  # an existing project database, before the model
         import torch
 
         torch.set_num_threads(args.threads)
@@ -374,6 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not args.base_url:
             raise InputError("--backend openai needs --base-url (or $OPENAI_BASE_URL)")
+        args.db = project_database(args.db)  # an existing project database, before the tokenizer
         backend = OpenAIBackend(args.model, base_url=args.base_url,
                                 api_key=os.environ.get(args.api_key_env),
                                 timeout=args.timeout, max_retries=args.max_retries)

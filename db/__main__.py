@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from db.engine import (
     add_database_argument,
     password_in_flag,
+    project_database,
     read_only_url,
     resolve_url,
     session_scope,
@@ -46,7 +47,7 @@ def _cmd_import(args) -> int:
     )
     from db.importer.accounts import ACCOUNTS_CREATE, ACCOUNTS_NONE, ACCOUNTS_TRUSTED
 
-    url = resolve_url(args.db)
+    url = project_database(args.db, create=True)
     problems = Problems(collect=args.check)
     accounts = (ACCOUNTS_TRUSTED if args.trust_accounts else
                 ACCOUNTS_CREATE if args.accounts else ACCOUNTS_NONE)
@@ -144,7 +145,7 @@ def _cmd_export(args) -> int:
 def _cmd_demo(args) -> int:
     from db.demo import ensure_demo_database, load_demo
 
-    url = resolve_url(args.db)
+    url = project_database(args.db, create=True)
     counts = load_demo(url) if args.force else ensure_demo_database(url)
     if counts is None:
         print(f"{_shown(url)} already holds generations; demo not loaded (use --force to merge "
@@ -172,7 +173,7 @@ def _cmd_upgrade(args) -> int:
     from db.engine import get_engine
     from db.migrate import current_revision, head_revision
 
-    url = resolve_url(args.db)
+    url = project_database(args.db, create=True)
     probe = create_engine(url)  # read the version before get_engine migrates
     before = current_revision(probe)
     probe.dispose()

@@ -1,10 +1,13 @@
-"""One way to open the database: a SQLAlchemy URL from a flag, else the environment, else a
-SQLite file in the working directory. SQLite gets WAL and foreign keys; PostgreSQL works through
-the same URL."""
+"""One way to open the database: a SQLAlchemy URL (or a plain path: a SQLite file) from a flag,
+else the environment, else a SQLite file in the working directory. SQLite gets WAL and foreign
+keys; PostgreSQL works through the same URL. Commands check the database they are given first
+(`project_database`): only the ones that make databases create one."""
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import sqlite3
 import threading
 from collections import deque
 from contextlib import contextmanager
@@ -33,11 +36,18 @@ def _sqlite_busy_timeout_s() -> float:
     return float(os.environ.get(SQLITE_BUSY_TIMEOUT_ENV, 30))
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
 def resolve_url(url: str | None = None) -> str:
-    """The flag wins, then $NLCE_DATABASE_URL, then ./comments.db. A server password belongs
-    in $NLCE_DATABASE_URL or a pgpass file (libpq reads ~/.pgpass or $PGPASSFILE for a URL
-    without one), not in a `--db` flag, which every user of the machine sees in `ps`."""
-    return url or os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+    """The flag wins, then $NLCE_DATABASE_URL, then ./comments.db. A value that is not a URL
+    (no `scheme://`) is the path of a SQLite file (`--db /tmp/x/oop.db`). A server password
+    belongs in $NLCE_DATABASE_URL or a pgpass file (libpq reads ~/.pgpass or $PGPASSFILE for a
+    URL without one), not in a `--db` flag, which every user of the machine sees in `ps`."""
+    url = url or os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+    if not _SCHEME.match(url):
+        return f"sqlite:///{os.path.abspath(os.path.expanduser(url))}"
+    return url
 
 
 def shown_url(url: str) -> str:
@@ -74,6 +84,118 @@ class DatabaseNotReadable(InputError):
     upgrade (which writes); the message names it and what to do."""
 
 
+class NoProjectDatabase(InputError):
+    """`--db` names no database of this project (a missing file, another kind of file, an empty
+    server database) where the command does not create one; the message names it."""
+
+
+CREATE_HINT = ("create one with `python -m db demo`, `python -m db import` or `python -m db "
+               "upgrade`, or give --db")
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _sqlite_path(parsed) -> str | None:
+    """The file of a SQLite URL; None for an in-memory database."""
+    database = parsed.database or ""
+    if not database or database == ":memory:" or parsed.query.get("mode") == "memory":
+        return None
+    return database.removeprefix("file:") if parsed.query.get("uri") else database
+
+
+def _where(path: str) -> str:
+    """`path` as a message shows it: a relative one with its absolute form, and where it looks
+    like `sqlite:///tmp/x.db` written for /tmp/x.db (three slashes: relative to the working
+    folder), the URL that was meant."""
+    if os.path.isabs(path):
+        return path
+    absolute, rooted = os.path.abspath(path), "/" + path
+    meant = ("/" in path.strip("/") and os.path.isdir(os.path.dirname(rooted))
+             and not os.path.isdir(os.path.dirname(absolute)))
+    if not meant:
+        return f"{path} ({absolute})"
+    return (f"{path} ({absolute}; `sqlite:///{path}` is a path relative to the working folder: "
+            f"for {rooted} write `sqlite:////{path}`, four slashes, or the path alone, "
+            f"`--db {rooted}`)")
+
+
+def no_database_message(path: str) -> str:
+    """What every command says of a SQLite file that is not there (one wording everywhere)."""
+    return f"no database at {_where(path)}: {CREATE_HINT}"
+
+
+def project_database(url: str | None = None, *, create: bool = False) -> str:
+    """The URL a command works on (`resolve_url`), checked before the command loads anything:
+    without `create`, it must hold this project's tables, else `NoProjectDatabase` naming the
+    path (nothing is created: a mistyped path is not a new empty database); with `create` (the
+    commands that make databases: db demo, db import, db upgrade, corpus.extract,
+    judges.importer, --demo), a SQLite file must be one, or its folder must exist. A server
+    that cannot be reached raises the driver's error, which `nlce.cli` prints as its one line."""
+    url = resolve_url(url)
+    try:
+        parsed = make_url(url)
+        parsed.get_dialect()  # a kind of database SQLAlchemy knows (not `postgres+psycopg`)
+    except Exception as error:  # noqa: BLE001 - ArgumentError, NoSuchModuleError, ValueError
+        raise NoProjectDatabase(f"{shown_url(url)} is not a database URL this installation "
+                                f"knows ({error}): give a path, or a URL such as "
+                                f"sqlite:///comments.db or postgresql+psycopg://user@host/db"
+                                ) from None
+    if parsed.get_backend_name() == "sqlite":
+        path = _sqlite_path(parsed)
+        if path is None:
+            return url
+        if os.path.isdir(path):
+            raise NoProjectDatabase(f"{_where(path)} is a folder, not a database file")
+        if not os.path.exists(path):
+            folder = os.path.dirname(os.path.abspath(path))
+            if not create:
+                raise NoProjectDatabase(no_database_message(path))
+            if not os.path.isdir(folder):
+                raise NoProjectDatabase(f"cannot create a database at {_where(path)}: the folder "
+                                        f"{folder} does not exist")
+            return url
+        tables = _sqlite_tables(path, names=not create)
+    elif create:
+        return url
+    else:
+        engine = create_engine(url)
+        event.listen(engine, "handle_error", _tagging_errors_with(url))
+        try:
+            tables = inspect(engine).get_table_names()
+        finally:
+            engine.dispose()
+    if not create and models.Dataset.__tablename__ not in tables:
+        what = f"tables {', '.join(sorted(tables)[:3])}{', ...' if len(tables) > 3 else ''}" \
+            if tables else "no tables"
+        shown = _where(path) if parsed.get_backend_name() == "sqlite" else shown_url(url)
+        raise NoProjectDatabase(f"{shown} holds no project database ({what}): {CREATE_HINT}")
+    return url
+
+
+def _sqlite_tables(path: str, names: bool = True) -> list[str]:
+    """The tables of an existing SQLite file (with `names`), read without writing;
+    NoProjectDatabase where the file is not SQLite."""
+    with open(path, "rb") as handle:
+        header = handle.read(len(SQLITE_HEADER))
+    if header and header != SQLITE_HEADER:
+        raise NoProjectDatabase(f"{_where(path)} is not a SQLite database (give the file a "
+                                f"project command made, or a new path)")
+    if not names:
+        return []
+    # immutable where a WAL file cannot be opened read-only (a read-only disk): the names of
+    # the tables are all that is read
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        connection = sqlite3.connect(f"file:{os.path.abspath(path)}?{query}", uri=True,
+                                     timeout=_sqlite_busy_timeout_s())
+        try:
+            return [name for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        except sqlite3.Error as error:  # damaged, or a WAL file this user cannot open
+            failure = error
+        finally:
+            connection.close()
+    raise NoProjectDatabase(f"cannot read {_where(path)}: {failure}")
+
+
 _PG_READ_ONLY = "-c default_transaction_read_only=on"
 
 
@@ -96,13 +218,11 @@ def read_only_url(url: str | None = None) -> str:
     url = resolve_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        database = parsed.database or ""
-        if not database or database == ":memory:" or parsed.query.get("mode") == "memory":
+        path = _sqlite_path(parsed)
+        if path is None:
             return url
-        path = database.removeprefix("file:") if parsed.query.get("uri") else database
         if not os.path.isfile(path):
-            raise DatabaseNotReadable(f"no database at {path}: create one with `python -m db "
-                                      f"demo` or `python -m db import`, or give --db")
+            raise DatabaseNotReadable(no_database_message(path))
         query = {**parsed.query, "mode": "ro", "uri": "true"}
         folder = os.path.dirname(os.path.abspath(path))
         if _read_only_file_system(path) or (not os.access(folder, os.W_OK | os.X_OK)

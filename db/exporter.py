@@ -3,7 +3,8 @@ generations, annotators, assignments, annotations with codes, history and the le
 a flag, gold labels with their history, metric runs and scores, noise samples, judge runs,
 responses and verdicts, label plans with their generations' probabilities and draws, with the
 times labels were made. Password hashes only on request (a trusted migration); sign-in sessions
-never.
+never. Each history entry carries `seq`, its place among all history rows of its table in the
+order they were saved, so that an import gives them ids in that order (a move keeps their ids).
 
 The folder is written whole or not at all (`nlce.outputs.output_set`): the files go into a new
 hidden folder beside it (readable by its owner only), which then takes the folder's place; a
@@ -96,13 +97,13 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
             .order_by(m.AnnotationCode.annotation_id, m.AnnotationCode.code)):
         codes[annotation_id].append(code)
     history = defaultdict(list)
-    for e in session.execute(select(m.AnnotationEvent)
-                             .order_by(m.AnnotationEvent.annotation_id, m.AnnotationEvent.revision,
-                                       m.AnnotationEvent.id)).scalars():
+    events = _by_id(session, m.AnnotationEvent)
+    for seq, e in sorted(enumerate(events), key=lambda p: (p[1].annotation_id, p[1].revision,
+                                                           p[0])):
         history[e.annotation_id].append({
             "revision": e.revision, "accuracy": e.accuracy, "codes": list(e.codes or []),
             "note": e.note, "seconds_spent": e.seconds_spent, "status": e.status,
-            "created_at": _iso(e.created_at)})
+            "created_at": _iso(e.created_at), "seq": seq})
     replies = {r.annotation_id: {"text": r.text, "lead": annotators[r.lead_id],
                                  "created_at": _iso(r.created_at)}
                for r in _by_id(session, m.FlagReply)}
@@ -120,11 +121,11 @@ def export_records(session: Session, include_password_hashes: bool = False) -> I
             .order_by(m.GoldLabelCode.gold_label_id, m.GoldLabelCode.code)):
         gold_codes[gold_id].append(code)
     gold_history = defaultdict(list)
-    for e in session.execute(select(m.GoldLabelEvent).order_by(m.GoldLabelEvent.gold_label_id,
-                                                               m.GoldLabelEvent.id)).scalars():
+    for seq, e in enumerate(_by_id(session, m.GoldLabelEvent)):  # in id order, per gold label
         gold_history[e.gold_label_id].append({
             "adjudicator": annotators[e.adjudicator_id], "accuracy": e.accuracy,
-            "codes": list(e.codes or []), "note": e.note, "created_at": _iso(e.created_at)})
+            "codes": list(e.codes or []), "note": e.note, "created_at": _iso(e.created_at),
+            "seq": seq})
     for g in _by_id(session, m.GoldLabel):
         yield {"type": "gold_label", **generations[g.generation_id],
                "adjudicator": annotators[g.adjudicator_id], "accuracy": g.accuracy,

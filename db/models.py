@@ -12,10 +12,11 @@ Portable SQL only: the same tables run on SQLite and PostgreSQL.
 """
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import JSON, CheckConstraint, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, CheckConstraint, Column, Index, Text, UniqueConstraint, event
 from sqlmodel import Field, SQLModel
 
 from taxonomy import ACCURACY_LABELS
@@ -144,11 +145,23 @@ class ErrorCode(SQLModel, table=True):
     taxonomy_version: str
 
 
+def username_key(name: str) -> str:
+    """What tells account names apart: NFKC, str.casefold, NFKC again (casefold can leave text
+    that is not normalised), in Python, so every backend agrees ('Łukasz', 'ŁUKASZ' and
+    'łukasz' are one name; SQLite's lower() folds ASCII only). Lookups: `db.usernames`."""
+    folded = unicodedata.normalize("NFKC", (name or "").strip()).casefold()
+    return unicodedata.normalize("NFKC", folded)
+
+
 class Annotator(SQLModel, table=True):
     __tablename__ = "annotator"
-    __table_args__ = (CheckConstraint(_in("role", ANNOTATOR_ROLES), name="ck_annotator_role"),)
+    __table_args__ = (CheckConstraint(_in("role", ANNOTATOR_ROLES), name="ck_annotator_role"),
+                      UniqueConstraint("username_key", name="uq_annotator_username_key"))
     id: Optional[int] = Field(default=None, primary_key=True)
     username: str = Field(unique=True, index=True)
+    # username_key(username), set on insert; NULL only for an account that an older release let
+    # in beside its case twin (migration 0009), which then signs in by its exact name alone
+    username_key: Optional[str] = None
     display_name: str = ""
     languages: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     interface_language: str = "en"
@@ -156,6 +169,11 @@ class Annotator(SQLModel, table=True):
     password_hash: Optional[str] = None  # scrypt; never the password itself
     active: bool = True
     created_at: datetime = Field(default_factory=utcnow)
+
+
+@event.listens_for(Annotator, "before_insert")
+def _key_the_username(_mapper, _connection, account: Annotator) -> None:
+    account.username_key = username_key(account.username)
 
 
 class Assignment(SQLModel, table=True):

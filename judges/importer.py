@@ -36,6 +36,7 @@ from db import models as m
 from db.engine import (
     add_database_argument,
     get_engine,
+    project_database,
     read_only_url,
     resolve_url,
     session_scope,
@@ -405,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
                    "problem, write nothing")
     add_database_argument(p)
     args = p.parse_args(argv)
-    url = resolve_url(args.db)
+    # an import: it makes the database if need be (a check makes none)
+    url = resolve_url(args.db) if args.check else project_database(args.db, create=True)
     problems = Problems(collect=args.check)
     checked = check_url(url) if args.check else url
     with session_scope(checked) as session:  # ImportFailed (a UserError): one line, nothing written

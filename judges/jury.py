@@ -37,7 +37,7 @@ from sqlalchemy import delete, null
 from sqlmodel import Session, select
 
 from db import models
-from db.engine import add_database_argument, session_scope
+from db.engine import add_database_argument, project_database, session_scope
 from judges.parse import OK, STATUS_SEVERITY
 from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 from taxonomy import ACCURACY_LABELS
@@ -233,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rebuild", metavar="NAME", help="recompute a stored jury from its members")
     add_database_argument(p)
     args = p.parse_args(argv)
+    args.db = project_database(args.db)
     with session_scope(args.db) as session:
         if args.rebuild:
             if args.runs or args.name:

@@ -43,7 +43,7 @@ import os
 import sys
 from dataclasses import replace
 
-from db.engine import add_database_argument
+from db.engine import add_database_argument, project_database
 from db.models import JUDGE_STATUSES, JUDGE_STRATEGIES
 from judges.api_key import read_api_key
 from judges.batch import run_batch
@@ -231,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     template = load_template(args.template) if args.template else None
     prices = load_prices(args.prices)
     sampling = sampling_params(args)
+    args.db = project_database(args.db)  # an existing project database, before any model
     if args.backend == "local":
         backend = LocalBackend(args.model, sampling)
     else:

@@ -12,7 +12,9 @@ scorer takes the shards over. Scores stay unique per (run, subject) in any case
 (`metrics.store.insert_scores`): a claim only saves the work, it never decides correctness.
 
 The lease is `$NLCE_SCORE_CLAIM_S` seconds (default 120); hosts that share a server database need
-clocks within a fraction of it (NTP).
+clocks within a fraction of it (NTP). A scorer that finds shards held by another says so, with
+the holder and how long it may wait (`wait_message`): a killed holder's claim is waited out in
+full, which would otherwise look like a hang.
 """
 from __future__ import annotations
 
@@ -21,8 +23,10 @@ import secrets
 import socket
 import threading
 import time
+from dataclasses import dataclass
+from typing import Iterable
 
-from sqlalchemy import delete, insert, or_, update
+from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from db import session_scope
@@ -42,6 +46,29 @@ def lease_seconds() -> float:
     if lease <= 0:
         raise ValueError(f"${LEASE_ENV} must be positive, not {value!r}")
     return lease
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Another scorer's claim on a shard: who (host:pid:random) and until when (epoch s)."""
+    shard: str
+    owner: str
+    expires_at: float
+
+
+def wait_message(run_id: int, holders: list[Holder], items: int, now: float | None = None
+                 ) -> str:
+    """What a scorer says while it waits for shards other scorers hold: how many, whose, and
+    how long at most should their holder have stopped (killed, or its machine gone)."""
+    now = time.time() if now is None else now
+    owners = sorted({h.owner for h in holders})
+    left = max(0.0, max((h.expires_at for h in holders), default=now) - now)
+    return (f"waiting for {len(holders)} shard(s) ({items} items) of run {run_id} that another "
+            f"scorer holds ({', '.join(owners[:3])}{', ...' if len(owners) > 3 else ''}): a "
+            f"working scorer renews its claim and stores the scores; if it stopped (killed, or "
+            f"its machine went down), its claim runs out in {left:.0f} s at most and this scorer "
+            f"takes the work over (a claim lasts ${LEASE_ENV} seconds, default "
+            f"{DEFAULT_LEASE_S:g}, from its holder's last renewal)")
 
 
 def _insert_if_absent(dialect: str):
@@ -104,6 +131,18 @@ class Claims:
         if taken:
             self.held.add(shard)
         return taken
+
+    def holders(self, shards: Iterable[str]) -> list[Holder]:
+        """Other scorers' claims on these shards of this run, as stored now."""
+        shards = list(shards)
+        if not shards:
+            return []
+        with session_scope(self.url) as session:
+            rows = session.execute(select(MetricClaim.shard, MetricClaim.owner,
+                                          MetricClaim.expires_at).where(
+                MetricClaim.run_id == self.run_id, MetricClaim.shard.in_(shards),
+                MetricClaim.owner != self.owner).order_by(MetricClaim.shard)).all()
+        return [Holder(*row) for row in rows]
 
     def release(self, shard: str) -> None:
         """Give `shard` back (its scores are stored, or it failed and another may retry it)."""

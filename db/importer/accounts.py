@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from db import models as m
 from db.importer.errors import Reject
 from db.passwords import PasswordHashError, check_importable
+from db.usernames import case_twin, twin_message
 from taxonomy.languages import LanguageCodeError, check_app_languages
 
 ACCOUNTS_NONE, ACCOUNTS_CREATE, ACCOUNTS_TRUSTED = "none", "create", "trusted"
@@ -98,12 +99,9 @@ class AccountWriter:
         return outcome
 
     def _refuse_case_twin(self, username: str) -> None:
-        """Sign-in does not tell 'ANNA' from 'anna' (nor does the Team page let both exist): a
-        name that differs only in case from an account's is refused."""
-        twin = self.session.execute(select(m.Annotator).where(
-            func.lower(m.Annotator.username) == username.lower())).scalars().first()
+        """Sign-in does not tell 'ANNA' from 'anna', nor 'ŁUKASZ' from 'Łukasz' (nor does the
+        Team page let both exist): a name that differs only in case from an account's is
+        refused."""
+        twin = case_twin(self.session, username)
         if twin is not None:
-            state = "active" if twin.active else "deactivated"
-            raise Reject(f"account {username!r} differs only in case from the account "
-                         f"{twin.username!r} ({state}), and sign-in does not tell them apart: "
-                         f"use {twin.username!r} or another name", "username")
+            raise Reject(twin_message(username, twin), "username")

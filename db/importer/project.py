@@ -54,6 +54,7 @@ def import_jsonl(session: Session, paths: Iterable[str | Path],
     writer = writer or RecordWriter(session, problems, accounts=accounts, privileges=privileges)
     for path in map(Path, paths):
         write_all(writer, str(path), read_jsonl(path))
+    writer.finish()
     return writer.stats
 
 
@@ -66,4 +67,5 @@ def import_parquet_export(session: Session, folder: str | Path,
     writer = writer or RecordWriter(session, problems, accounts=accounts, privileges=privileges)
     for source, located in read_parquet_export(Path(folder)):
         write_all(writer, source, [located])
+    writer.finish()
     return writer.stats

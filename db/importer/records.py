@@ -33,6 +33,7 @@ from db.importer.accounts import (
     record_time,
 )
 from db.importer.errors import ImportStats, Problems, Reject
+from db.importer.event_order import EventOrder, history_seq
 from db.importer.plans import PlanWriters
 from db.importer.results import ResultWriters
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
@@ -69,12 +70,20 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
         self._plans: dict[str, tuple[int, int]] = {}
         self._new_plans: set[str] = set()  # plans this import created: they take generations
         self.taxonomy = default_taxonomy()
+        self.event_order = EventOrder()
 
     def forget(self) -> None:
         """Drop the cached keys (after a rolled-back savepoint, some may name undone rows)."""
         for cache in (self._datasets, self._files, self._targets, self._generations,
                       self._annotators, self._metric_runs, self._judge_runs, self._plans):
             cache.clear()
+        self.event_order.forget()
+
+    def finish(self) -> None:
+        """After the last record: history rows take their ids in the order they were saved
+        (`db.importer.event_order`; a check, which writes nothing, leaves them)."""
+        if not self.problems.collect:
+            self.event_order.apply(self.session)
 
     # -------------------------------------------------------------- generic upsert
     def _upsert(self, model, key: dict, values: dict, created_at: str | None = None
@@ -320,9 +329,14 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
                 if not isinstance(event, dict):
                     raise Reject(f"entry {i} is not an object", "history")
                 past = self._label(event, prefix=f"history[{i}].")
+                seq = history_seq(event, f"history[{i}].seq")
                 saved = save_annotation(self.session, generation_id=generation_id,
                                         annotator_id=annotator_id, **past,
                                         note_limit=self.limits.text)
+                self.event_order.note(m.AnnotationEvent, seq, self.session.execute(
+                    select(m.AnnotationEvent.id).where(
+                        m.AnnotationEvent.annotation_id == saved.id,
+                        m.AnnotationEvent.revision == saved.revision)).scalar_one())
                 event_times[saved.revision] = record_time(event.get("created_at"),
                                                     f"history[{i}].created_at")
             existing = get_annotation(self.session, generation_id, annotator_id)
@@ -415,7 +429,7 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
                                 "created" if existing is None else "updated")
 
     def _store_gold(self, generation_id: int, adjudicator_id: int, label: dict, rec: dict,
-                    outcome: str, field: str = "") -> str:
+                    outcome: str, field: str = "", seq: int | None = None) -> str:
         try:
             gold = save_gold_label(self.session, generation_id=generation_id,
                                    adjudicator_id=adjudicator_id, accuracy=label["accuracy"],
@@ -424,13 +438,13 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
         except AnnotationError as error:
             raise Reject(str(error), field + "adjudicator") from None
         moment = record_time(rec.get("created_at"), field + "created_at")
+        newest = self.session.execute(select(func.max(m.GoldLabelEvent.id)).where(
+            m.GoldLabelEvent.gold_label_id == gold.id)).scalar_one()
+        self.event_order.note(m.GoldLabelEvent, seq, newest)
         if moment is not None:  # the gold label and its newest history row keep their time
             self.session.execute(update(m.GoldLabel).where(m.GoldLabel.id == gold.id)
                                  .values(created_at=moment)
                                  .execution_options(synchronize_session=False))
-            newest = self.session.execute(
-                select(func.max(m.GoldLabelEvent.id))
-                .where(m.GoldLabelEvent.gold_label_id == gold.id)).scalar_one()
             self.session.execute(update(m.GoldLabelEvent).where(m.GoldLabelEvent.id == newest)
                                  .values(created_at=moment)
                                  .execution_options(synchronize_session=False))
@@ -448,4 +462,4 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
             past = self._label({**event, "status": "done"}, prefix=where)
             self._store_gold(generation_id, self.annotator_id(event["adjudicator"],
                                                               where + "adjudicator"),
-                             past, event, "created", where)
+                             past, event, "created", where, history_seq(event, where + "seq"))

@@ -13,13 +13,16 @@ from sqlmodel import Session
 from annotate import service
 from annotate.__main__ import main as annotate_main
 from db import get_engine
-from testing.cli import as_command
+from testing.cli import as_command, run_in_process
 
 main = as_command(annotate_main, "python -m annotate")
 
 
 def test_add_user_creates_a_hashed_account_and_refuses_bad_input(db_url, monkeypatch, capsys):
     monkeypatch.setenv("NLCE_NEW_PASSWORD", "first-lead-pw")
+    assert main(["--db", db_url, "--add-user", "lead@example.org", "--role", "lead"]) == 2
+    assert "no database at" in capsys.readouterr().err  # --add-user makes no database
+    assert run_in_process("db", "upgrade", "--db", db_url).returncode == 0
     assert main(["--db", db_url, "--add-user", "lead@example.org", "--role", "lead",
                  "--languages", "nl,pl"]) == 0
     assert "created lead@example.org (lead; nl, pl)" in capsys.readouterr().out

@@ -47,7 +47,8 @@ def test_password_is_stored_hashed_only(session):
 
 
 def test_create_annotator_rejects_bad_input(session):
-    with pytest.raises(service.AnnotateError, match="already exists"):
+    with pytest.raises(service.AnnotateError,
+                       match="'ANNA' differs only in case from the account 'anna'"):
         service.create_annotator(session, username="ANNA", password="x", languages=["nl"],
                                  acting=service.OPERATOR)
     with pytest.raises(service.AnnotateError, match="unknown language 'de'"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 from outputs_kit import ROOT, hostile_records, run_module, write_jsonl
 
-from nlce.outputs import OutputError, output_set
+from nlce.outputs import OutputError, _exchange, output_set
 from testing.cli import run_in_process
 
 PAUSE = Path(__file__).with_name("pause_child.py")
@@ -224,6 +225,74 @@ def test_a_previous_set_moved_aside_by_a_killed_run_is_put_back(tmp_path):
         assert _snapshot(out) == {"a.csv": b"old"}  # back in place before anything is written
         raise RuntimeError
     assert _snapshot(out) == {"a.csv": b"old"} and _leftovers(out) == []
+
+
+def test_a_set_left_between_two_renames_is_back_when_the_next_command_starts(tmp_path,
+                                                                            db_url):
+    """Issue 41.6: a run killed between the two renames (an older version, or a file system
+    that cannot swap folders in one step) leaves `--out` missing and the previous report beside
+    it; it was put back only once the next run came to write, and not at all by a run that
+    stopped before that. Now any command that writes there puts it back when it starts: here
+    `judges.report`, which finds no judge responses and writes nothing."""
+    out = tmp_path / "report"
+    aside = tmp_path / ".report.old-999999999-dead" / "report"
+    aside.mkdir(parents=True)
+    (aside / "report.html").write_text("the previous report")
+    assert run_in_process("db", "upgrade", "--db", db_url).returncode == 0
+    result = run_in_process("judges.report", "--out", str(out), "--db", db_url)
+    assert result.returncode == 0, result.stderr
+    assert "no judge responses" in result.stdout
+    assert _snapshot(out) == {"report.html": b"the previous report"} and _leftovers(out) == []
+
+
+def test_a_set_takes_the_place_of_the_old_one_in_one_step(tmp_path):
+    """Where the system swaps two folders at once (Linux renameat2 RENAME_EXCHANGE, on the file
+    systems the tests run on), `out` is never missing: the new set and the old one trade places,
+    then the old one, now hidden, is deleted. The kill right after the swap: the e2e test
+    below."""
+    new, out = tmp_path / ".set.part-1-x", tmp_path / "set"
+    new.mkdir()
+    out.mkdir()
+    (new / "a.csv").write_text("new")
+    (out / "a.csv").write_text("old")
+    assert _exchange(new, out)
+    assert _snapshot(out) == {"a.csv": b"new"} and _snapshot(new) == {"a.csv": b"old"}
+    shutil.rmtree(new)
+    with output_set(out) as folder:
+        (folder / "a.csv").write_text("newer")
+    assert _snapshot(out) == {"a.csv": b"newer"} and _leftovers(out) == []
+
+
+@pytest.mark.e2e
+def test_killed_right_after_the_swap_leaves_the_new_report_whole(filled_db, tmp_path):
+    """kill -9 at the one moment a report changes hands: `--out` is the new report, whole; the
+    previous one waits under the hidden name and goes with the next run. (With two renames the
+    same kill left `--out` missing.)"""
+    out = tmp_path / "out"
+    assert run_module(*_command("align", filled_db, out, first=True)).returncode == 0
+    before = _snapshot(out)
+    ready = tmp_path / "ready"
+    child = subprocess.Popen([sys.executable, str(PAUSE), str(ready), "nlce.outputs:_exchange",
+                              "1", *_command("align", filled_db, out)],
+                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while not ready.exists():
+            assert child.poll() is None, child.stderr.read().decode()
+            assert time.monotonic() < deadline, "the command never reached the swap"
+            time.sleep(0.1)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    swapped = _snapshot(out)
+    assert swapped != before and "report.html" in swapped  # the new report, whole
+    left = _leftovers(out)
+    assert len(left) == 1 and ".part-" in left[0] and _snapshot(out.parent / left[0]) == before
+    assert run_module(*_command("align", filled_db, out)).returncode == 0
+    assert _leftovers(out) == [] and "report.html" in _snapshot(out)
 
 
 def test_a_killed_runs_part_goes_with_the_next_set(tmp_path):

@@ -236,3 +236,56 @@ def test_a_move_keeps_every_row_id_and_time(tmp_path, any_db_url, small_jsonl, r
         moved = database_fingerprint(target)
         for name, rows in expected.items():
             assert moved[name] == rows, f"{source} -> {target}: table {name} differs"
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_move_keeps_the_ids_of_labels_revised_out_of_order(tmp_path, any_db_url, small_jsonl,
+                                                               fmt):
+    """Issue 41.5: history rows are written label by label on import; when labels were revised
+    out of id order (one label, then another, then the first again) their event ids came back
+    in another order (134 -> 140). A move keeps them, as docs/db.md promises."""
+    from db.annotations import save_annotation, save_gold_label
+
+    _import(any_db_url, small_jsonl)
+    with session_scope(any_db_url) as session:
+        anna, lead = (session.execute(select(m.Annotator.id).where(m.Annotator.username == name)
+                                      ).scalar_one() for name in ("anna", "lead"))
+        labelled = session.execute(select(m.Annotation.generation_id)
+                                   .order_by(m.Annotation.id)).scalars().all()
+        generations = session.execute(select(m.Generation.id).order_by(m.Generation.id)
+                                      ).scalars().all()
+        for generation_id, accuracy in [(labelled[0], "incorrect"), (labelled[1], "partial"),
+                                        (labelled[0], "correct"), (generations[3], "partial")]:
+            save_annotation(session, generation_id=generation_id, annotator_id=anna,
+                            accuracy=accuracy, codes=[])
+        for generation_id, accuracy in [(generations[1], "correct"), (generations[0], "partial"),
+                                        (generations[1], "incorrect")]:
+            save_gold_label(session, generation_id=generation_id, adjudicator_id=lead,
+                            accuracy=accuracy, codes=[])
+    expected = database_fingerprint(any_db_url)
+    events = [row for row in expected["annotation_event"]]
+    assert [dict(e)["annotation_id"] for e in events] != sorted(dict(e)["annotation_id"]
+                                                                for e in events)
+    target = f"sqlite:///{tmp_path / 'moved.db'}"
+    assert main(["export", "--format", fmt, "--out", str(tmp_path / "move"),
+                 "--db", any_db_url]) == 0
+    path = tmp_path / "move" if fmt == "parquet" else tmp_path / "move" / "export.jsonl"
+    assert main(["import", "--format", fmt, "--accounts", "--account-privileges", str(path),
+                 "--db", target]) == 0
+    moved = database_fingerprint(target)
+    for name in ("annotation_event", "gold_label_event", "annotation", "gold_label"):
+        assert moved[name] == expected[name], name
+
+
+def test_a_history_entry_with_a_bad_seq_is_refused_naming_it(tmp_path, db_url, capsys):
+    records = [r for r in small_records() if r["type"] != "gold_label"]
+    for record in records:
+        if record["type"] == "annotation" and record.get("history"):
+            record["history"][0]["seq"] = "first"
+            break
+    else:
+        raise AssertionError("small_records has no annotation with a history")
+    path = write_jsonl(tmp_path / "bad.jsonl", records)
+    assert main(["import", "--accounts", "--account-privileges", str(path), "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert "field 'history[0].seq': expected a whole number 0 or more, got 'first'" in err, err

@@ -3,6 +3,7 @@ and releases its own claims only, and a claim its holder stopped renewing (a kil
 taken over once its lease runs out. Two real scorer processes: test_concurrent_scorers.py."""
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -97,3 +98,33 @@ def test_the_lease_comes_from_the_environment(monkeypatch):
         monkeypatch.setenv(LEASE_ENV, bad)
         with pytest.raises(ValueError, match=f"\\${LEASE_ENV} must be"):
             lease_seconds()
+
+
+def test_a_scorer_waiting_for_a_killed_scorers_shard_says_whose_and_how_long(any_db_url,
+                                                                             caplog):
+    """Issue 41.7: after a kill -9 while a claim was held, the next `metrics.score` waited the
+    lease out (120 s by default) without a word. It says what it waits for, whose claim, and
+    how long at most; once, not every second. (With real processes: test_concurrent_scorers.)"""
+    from metrics import store
+    from metrics.config import ScoringConfig
+    from metrics.runner import score_configuration
+    from testing.synthetic import add_synthetic_corpus
+
+    with session_scope(any_db_url) as session:
+        add_synthetic_corpus(session, targets_per_language=3, languages=("nl", "pl"))
+    config = ScoringConfig("bleu")
+    rows = store.select_rows(any_db_url, config.validated())
+    run_id, _ = store.get_or_create_run(any_db_url, config.validated(), lambda: {})
+    dead = Claims(any_db_url, run_id, lease=3)
+    dead._stop.set()  # as a killed scorer: it holds its claim and never renews it
+    assert dead.claim(f"{rows[0].generation_id}-{rows[-1].generation_id}")
+    caplog.set_level("WARNING", logger="metrics.runner")
+    started = time.monotonic()
+    summary = score_configuration(config, any_db_url, progress=False, chunk_size=1000)
+    assert summary.scored == len(rows) and time.monotonic() - started >= 2
+    said = [r.getMessage() for r in caplog.records if r.name == "metrics.runner"]
+    assert len(said) == 1, said
+    assert re.search(rf"waiting for 1 shard\(s\) \({len(rows)} items\) of run {run_id} that "
+                     rf"another scorer holds \({re.escape(dead.owner)}\): .* its claim runs out "
+                     rf"in [23] s at most and this scorer takes the work over \(a claim lasts "
+                     rf"\$NLCE_SCORE_CLAIM_S seconds", said[0]), said[0]

@@ -45,9 +45,11 @@ def _scorer(url: str, **env) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _finish(process: subprocess.Popen) -> dict[str, int]:
+def _finish(process: subprocess.Popen, said: list[str] | None = None) -> dict[str, int]:
     out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err
+    if said is not None:
+        said.extend(err.splitlines())
     line = out.splitlines()[0]
     numbers = {name: int(n) for n, name in re.findall(
         r"(\d+) (selected|already stored|scored by another scorer|scored|errors)", line)}
@@ -88,7 +90,9 @@ def _wait_for(condition, what: str, process: subprocess.Popen, timeout: float = 
 
 @pytest.mark.e2e
 def test_a_killed_scorers_claim_is_taken_over(corpus_url):
-    lease = {"NLCE_SCORE_CLAIM_S": "2"}
+    """The next scorer waits the killed one's lease out, saying so (issue 41.7: it was silent
+    for the whole lease, 120 s by default): whose claim, and how long at most."""
+    lease = {"NLCE_SCORE_CLAIM_S": "12"}  # longer than the next scorer takes to start
     killed = _scorer(corpus_url, **lease)
     try:
         while True:  # killed while it holds a claim: stopped first, so it cannot release one
@@ -106,10 +110,14 @@ def test_a_killed_scorers_claim_is_taken_over(corpus_url):
     with session_scope(corpus_url) as session:  # the dead scorer's claim is still there
         owners = list(session.execute(select(MetricClaim.owner)).scalars())
     assert owners and all(f":{killed.pid}:" in owner for owner in owners)
-    time.sleep(float(lease["NLCE_SCORE_CLAIM_S"]))  # its lease runs out: the claim is free
     stored_before, _, _ = _stored(corpus_url)
     assert 0 < stored_before < N
-    survivor = _finish(_scorer(corpus_url, **lease))
+    said: list[str] = []
+    survivor = _finish(_scorer(corpus_url, **lease), said)
+    waits = [line for line in said if "waiting for" in line]
+    assert len(waits) == 1 and f":{killed.pid}:" in waits[0], said
+    assert re.search(r"its claim runs out in \d+ s at most and this scorer takes the work over",
+                     waits[0]), waits[0]
     assert _stored(corpus_url) == (N, N, 0)
     assert survivor["skipped"] + survivor["elsewhere"] == stored_before
     assert survivor["scored"] == N - stored_before

@@ -115,11 +115,11 @@ def test_bertscore_full_context_run(scoring_db, e5_small_encoder):
 
 # ---------------------------------------------------------------- the CLI
 
-def test_cli_clear_errors(capsys, db_url):
+def test_cli_clear_errors(capsys, db_url, scoring_db):
     assert as_command(main, "python -m metrics.score")(["--metric", "blue", "--db", db_url]) == 2
     assert "unknown metric 'blue'" in capsys.readouterr().err
     assert main(["--metric", "bertscore", "--model", "no-such-org/no-such-model",
-                 "--db", db_url]) == 2
+                 "--db", scoring_db]) == 2
     err = capsys.readouterr().err
     assert "no-such-org/no-such-model" in err and "offline" in err
 
