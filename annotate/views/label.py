@@ -10,7 +10,7 @@ import time
 import streamlit as st
 
 from annotate import outage, service, ui
-from annotate.codepick import MAX_SHOWN, pick_codes
+from annotate.codepick import pick_codes, said
 from annotate.label_state import (  # the page, its callbacks and the save path share these
     S,
     _flush_pending,
@@ -59,14 +59,9 @@ def on_pick() -> None:
     S[PICKER_KEY] = ""
     lang = ui.interface_language()
     pick = pick_codes(query, [(c.id, c.text("name", lang)) for c in default_taxonomy().labelable()])
-    said = [t("pick.ambiguous", query=q, count=len(found),
-              codes=", ".join(found[:MAX_SHOWN]) + (" …" if len(found) > MAX_SHOWN else ""))
-            for q, found in pick.ambiguous]
-    said += [t("pick.unknown", query=q) for q in pick.unknown]
     for code in pick.codes:
         S[_wkey("code", code)] = not S.get(_wkey("code", code), False)
-        said.insert(0, t("pick.ticked" if S[_wkey("code", code)] else "pick.unticked", code=code))
-    S["lbl_pick_said"] = " · ".join(said)
+    S["lbl_pick_said"] = said(pick, lambda code: S[_wkey("code", code)], t)
     if pick.codes:
         _save()
 
@@ -335,9 +330,9 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
                    type="primary" if item.get("accuracy") == label else "secondary")
     st.text_input(t("label.codes"), key=PICKER_KEY, on_change=on_pick,
                   label_visibility="collapsed", placeholder=t("label.picker"))
-    said = S.pop("lbl_pick_said", "")
-    if said:
-        st.caption(ui.plain(said))
+    picked = S.pop("lbl_pick_said", "")
+    if picked:
+        st.caption(ui.plain(picked))
     for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
         with column:
             for title, codes in groups:
