@@ -208,7 +208,6 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
     assert wait_for(sent_back, what="rejected")[0] == "draft"
 
     _open(page, server, "summary", "Table 1")
-    page.get_by_role("button", name="Prepare the export").click()
     with page.expect_download(timeout=30000) as download:
         page.get_by_role("button", name="Download export.jsonl").click()
     records = [json.loads(line) for line in open(download.value.path(), encoding="utf-8")]
