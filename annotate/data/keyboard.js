@@ -13,8 +13,8 @@
 //   changed meanwhile (it was meant for the one on screen);
 // - every change to the note is kept in this browser (localStorage) until the page says the
 //   database holds it (`.nlce-note-state`): a reload, a server restart (keys typed while the
-//   server is away go into the greyed-out field) or a closed tab loses nothing, and closing
-//   the tab with text not stored yet asks first.
+//   server is away go into the greyed-out field, the key typed as it greys out included) or a
+//   closed tab loses nothing, and closing the tab with text not stored yet asks first.
 (() => {
   if (window.nlceKeyboard) return;
   window.nlceKeyboard = true;
@@ -146,7 +146,12 @@
       return;
     }
     if (e.key === "Escape" || (e.key === "Tab" && t === noteBox())) noting = false;
-    else if (t === noteBox()) { noting = true; picking = false; }
+    else if (t === noteBox() && t.disabled) {  // greyed out under the typist (the server went
+      noting = true;                          // away) before its focus moved: it takes no key
+      stop();
+      toNote(e);
+      return;
+    } else if (t === noteBox()) { noting = true; picking = false; }
     else if (noting && !isText(t)) { stop(); toNote(e); return; }  // the field was redrawn
     if (t === picker()) {
       picking = true;
@@ -326,6 +331,12 @@
     box.setSelectionRange(a + put.length, a + put.length);
     caret = [a + put.length, a + put.length];
   };
+  // Streamlit sends the note when the field loses its focus (a pause, a click elsewhere, the
+  // field greyed out as the server goes away): whatever it sends is this browser's, so a draft
+  // typed on after it still goes to the server once it holds that text (not "another tab's").
+  doc.addEventListener("focusout", (e) => {
+    if (e.target === noteBox()) noteSent(e.target.value);
+  }, true);
   const leave = () => {
     const box = noteBox();
     if (box && unsent()) { noteSent(box.value); box.blur(); }
