@@ -221,9 +221,13 @@
     draft.sent = [...(draft.sent || []), hash(text)].slice(-20);
     localStorage.setItem(draftKey(s), JSON.stringify(draft));
   };
-  // The note's limit (`.nlce-note-state` data-max): Streamlit ignores a change that passes it
-  // whole, a paste included; a paste is cut to fit instead, and either is said.
+  // The note's limit (`.nlce-note-state` data-max), in characters as the database counts them:
+  // Unicode code points (an emoji such as U+1F44D is one; JavaScript's length counts it twice).
+  // A key or drop past it is refused, a paste is cut to fit, and either is said.
   const noteMax = () => Number((state() || { dataset: {} }).dataset.max) || Infinity;
+  const chars = (text) => { let n = 0; for (const _ of text) n += 1; return n; };
+  const charsWith = (box, added) => chars(box.value) - chars(box.value.slice(
+    box.selectionStart, box.selectionEnd)) + chars(added);  // once `added` replaces the selection
   let noticeTimer = null;
   const notice = (text) => {  // a message over the page, like Streamlit's toasts
     let box = doc.querySelector(".nlce-notice");
@@ -241,22 +245,32 @@
   doc.addEventListener("paste", (e) => {
     const box = noteBox(), s = state();
     if (e.target !== box || !s || !e.clipboardData) return;
-    const text = e.clipboardData.getData("text/plain").replace(/\r\n?/g, "\n");
-    const a = box.selectionStart, b = box.selectionEnd;
-    let room = Math.max(noteMax() - (box.value.length - (b - a)), 0);
+    const text = [...e.clipboardData.getData("text/plain").replace(/\r\n?/g, "\n")];
+    const room = Math.max(noteMax() - charsWith(box, ""), 0);
     if (text.length <= room) return;
     e.preventDefault();
-    if (room > 0 && /[\uD800-\uDBFF]/.test(text[room - 1])) room -= 1;  // whole characters
-    setValue(box, box.value.slice(0, a) + text.slice(0, room) + box.value.slice(b));
-    box.setSelectionRange(a + room, a + room);
+    const a = box.selectionStart, put = text.slice(0, room).join("");
+    setValue(box, box.value.slice(0, a) + put + box.value.slice(box.selectionEnd));
+    box.setSelectionRange(a + put.length, a + put.length);
     notice(s.dataset.cut.replace("{dropped}", String(text.length - room)));
+  }, true);
+  doc.addEventListener("beforeinput", (e) => {  // a key, Enter or a drop past the limit
+    const box = noteBox(), s = state();
+    if (e.target !== box || !s || !e.cancelable || !e.inputType.startsWith("insert")
+        || e.inputType === "insertFromPaste") return;  // (a paste: above)
+    const added = e.data ?? (e.dataTransfer ? e.dataTransfer.getData("text/plain") : "\n");
+    if (charsWith(box, added) > noteMax()) { e.preventDefault(); notice(s.dataset.full); }
   }, true);
   let pause = null;
   let pushing = false;
   doc.addEventListener("input", (e) => {
     const box = e.target, s = state();
     if (box !== noteBox() || !s || pushing) return;
-    if (box.value.length > noteMax()) { notice(s.dataset.full); return; }  // Streamlit drops it
+    if (chars(box.value) > noteMax()) {  // past the limit where no beforeinput could stop it
+      notice(s.dataset.full);             // (an input method's composition): cut to it
+      setValue(box, [...box.value].slice(0, noteMax()).join(""));
+      return;
+    }
     const before = readDraft(draftKey(s));
     localStorage.setItem(draftKey(s), JSON.stringify({ text: box.value,
       base: before ? before.base : s.dataset.stored, sent: before ? before.sent : [],
@@ -326,7 +340,10 @@
     let put = e.key === "Enter" ? "\n" : e.key.length === 1 ? e.key : "";
     if (e.key === "Backspace" && a === b && a > 0) a -= 1;
     else if (!put) { box.setSelectionRange(a, b); return; }  // an arrow, Shift, ...
-    if (text.length - (b - a) + put.length > noteMax()) { put = ""; notice(s.dataset.full); }
+    if (chars(text) - chars(text.slice(a, b)) + chars(put) > noteMax()) {
+      put = "";
+      notice(s.dataset.full);
+    }
     setValue(box, text.slice(0, a) + put + text.slice(b));
     box.setSelectionRange(a + put.length, a + put.length);
     caret = [a + put.length, a + put.length];

@@ -340,8 +340,9 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
                 for code in codes:
                     st.checkbox(f"{code.id} {code.text('name', lang)}", key=_wkey("code", code.id),
                                 help=_criteria(code, lang), on_change=on_change)
+    # no max_chars: Streamlit would count UTF-16 units; keyboard.js keeps the note to the
+    # import's limit in code points (ui.note_state), and db.annotations.check_label refuses more
     st.text_area(t("label.note"), key=_wkey("note"), height=68, on_change=on_change,
-                 max_chars=service.max_note_chars(),  # the import's limit: a note always moves
                  placeholder=t("label.note_placeholder"), label_visibility="collapsed")
     ui.note_state(user_id, view.generation_id, item.get("note") or "")
     nav = st.columns(5, gap="small")
