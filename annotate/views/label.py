@@ -186,7 +186,8 @@ def _step_within(allowed: list[int], current: int | None, delta: int) -> int | N
     return earlier[-1] if earlier else (current if current in allowed else allowed[0])
 
 
-def _choose_current(state: service.QueueState, user_id: int) -> int | None:
+def _choose_current(state: service.QueueState, user_id: int) -> tuple[int | None, list[int]]:
+    """The queue position to show, and the positions a search matches ([] without a search)."""
     nav = S.pop("lbl_nav", None)
     queue = state.entries
     current = state.index_of(S.get("lbl_gid"))
@@ -209,12 +210,12 @@ def _choose_current(state: service.QueueState, user_id: int) -> int | None:
             current = allowed[0]
         else:
             S["lbl_filter_empty"] = "match" if searched else wanted
-    elif nav in ("next", "prev") and narrowed:
-        current = _step_within(allowed, current, +1 if nav == "next" else -1)
-    elif nav == "next":
-        current = service.step(queue, current, +1)
-    elif nav == "prev":
-        current = service.step(queue, current, -1)
+    elif nav in ("next", "prev"):
+        before = current
+        current = (_step_within(allowed, current, +1 if nav == "next" else -1) if narrowed
+                   else service.step(queue, current, +1 if nav == "next" else -1))
+        if current == before:  # at an end: say so rather than nothing
+            S["lbl_nav_end"] = (nav, len(allowed) if narrowed else None)
     elif nav == "next_open":
         following = service.next_open(queue, current)
         if following is None:
@@ -226,7 +227,7 @@ def _choose_current(state: service.QueueState, user_id: int) -> int | None:
         if current is None and queue:
             current = 0
             S["lbl_all_done"] = True
-    return current
+    return current, allowed if searched else []
 
 
 def _enter_item(view: service.ItemView) -> None:
@@ -261,14 +262,19 @@ def _time_line(total: service.Progress) -> str:
     return t("label.time", item_time=_clock(spent), left=_clock(left))
 
 
-def _header(queue, index, view, progress) -> None:
+def _header(queue, index, view, progress, matches: list[int]) -> None:
+    """Where the item is (in a search: which match, then where in the queue), what it is, the
+    progress and the time."""
     total = progress.get("*", service.Progress())
     entry = queue[index]
     per_lang = " · ".join(f"{lang} {p.done}/{p.assigned}" for lang, p in progress.items()
                           if lang != "*")
     state = t(f"state.{entry.state}")
     saved = S.get("lbl_saved_at")
-    position = html.escape(t("label.item_of", n=index + 1, total=len(queue)))
+    position = html.escape(
+        t("label.match_of", k=matches.index(index) + 1, count=len(matches), n=index + 1,
+          total=len(queue)) if index in matches else t("label.item_of", n=index + 1,
+                                                          total=len(queue)))
     counts = html.escape(t("label.progress", done=total.done, assigned=total.assigned,
                            per_language=per_lang, skipped=total.skipped, flagged=total.flagged))
     st.html(
@@ -388,7 +394,7 @@ def page() -> None:
     if not queue:
         st.info(t("label.no_items"))
         return
-    index = _choose_current(state, user.id)
+    index, matches = _choose_current(state, user.id)
     gid = queue[index].generation_id
     try:
         with ui.db() as session:
@@ -404,25 +410,33 @@ def page() -> None:
             _item()["lead_answer"] = service.flag_answer(session, gid, user.id)
     S["lbl_gid"] = gid
     st.query_params["item"] = str(gid)
+    # Drawn on every run, empty or not: a notice that came and went above the header would
+    # shift it, and the browser would remount the search box under it, closing it (issue 42)
+    notices = st.container()
     known = {c.id for c in default_taxonomy().labelable()}
     retired = [c for c in view.own.codes if c not in known]
     if retired:
-        st.warning(t("label.retired_codes", codes=", ".join(retired),
-                     version=default_taxonomy().version))
+        notices.warning(t("label.retired_codes", codes=", ".join(retired),
+                          version=default_taxonomy().version))
     if S.pop("lbl_all_done", False):
         st.toast(t("label.all_done"), icon="✅", duration="long")
+    end = S.pop("lbl_nav_end", None)
+    if end:
+        way, count = end
+        st.toast(t(f"label.end_{way}") if count is None
+                 else t(f"label.end_{way}_match", count=count), icon="🔎")
     empty = S.pop("lbl_filter_empty", None)
     if empty:
         st.toast(t("label.no_items_match") if empty in ("match", "all")
                  else t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
     if _item().get("lead_answer"):
-        with st.container(border=True):
+        with notices.container(border=True):
             st.caption(t("label.lead_answer"))
             st.text(_item()["lead_answer"])  # the lead's text, shown as typed
     progress = state.progress()  # includes what this run's callbacks saved
     head, search, choose, undo = st.columns([0.6, 0.12, 0.16, 0.12], vertical_alignment="bottom")
     with head:
-        _header(queue, index, view, progress)
+        _header(queue, index, view, progress, matches)
     names = {f: t("filter.all") if f == "all" else t(f"state.{f}") for f in FILTERS}
     key = f"{FILTER_KEY}_{ui.interface_language()}"  # per language: shown in the new one at once
     choose.selectbox(t("filter.label"), FILTERS, key=key, on_change=on_filter, args=(key,),

@@ -126,6 +126,17 @@ def test_next_previous_and_back_with_history(app_db):
     assert label["codes"] == ("SE-MD",)
 
 
+def test_next_and_previous_at_the_ends_of_the_queue_say_so(app_db):
+    """N on the last item, P on the first: the page says why nothing moved (issue 42: at the
+    last match of a search N did nothing, in silence)."""
+    at = signed_in("bas")
+    at.button(key="lbl_prev").click().run()
+    assert "That is the first item of your queue." in texts(at) and "Item 1 of 6" in texts(at)
+    for _ in range(6):
+        at.button(key="lbl_next").click().run()
+    assert "That is the last item of your queue." in texts(at) and "Item 6 of 6" in texts(at)
+
+
 def test_save_and_next_needs_accuracy_then_moves_on(app_db):
     at = signed_in("bas")
     first = current_gid(at)
