@@ -52,7 +52,7 @@ def sign_in_page() -> None:
                 user = service.authenticate(session, username, password,
                                             client=ui.client_id())
         except service.TooManyAttempts as failure:
-            st.error(t("signin.too_many", seconds=failure.retry_after))
+            st.error(t("signin.too_many", count=failure.retry_after))
         except service.AuthError as failure:
             st.error(t("signin.failed", max_failures=service.MAX_FAILURES,
                        minutes=int(service.LOCKOUT.total_seconds() // 60))

@@ -262,7 +262,7 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
     assert overview.to_dict("records")[0]["items (2+ labels)"] == 6
     at.switch_page("views/adjudicate.py").run()
     assert not at.exception, at.exception
-    assert "1 items with disagreement" in "".join(c.value for c in at.caption)
+    assert "1 item with disagreement" in "".join(c.value for c in at.caption)
     at.get("button_group")[1].set_value("incorrect") if len(at.get("button_group")) > 1 else None
     at.button[0].click().run()
     assert "Gold label stored" in texts(at)
@@ -271,7 +271,7 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
     assert gold[queue[0].generation_id]["accuracy"] == "incorrect"
     at.switch_page("views/summary.py").run()
     assert not at.exception, at.exception
-    assert "6 items counted" in "".join(c.value for c in at.caption)
+    assert "items counted: 6 " in "".join(c.value for c in at.caption)
     at.switch_page("views/analysis.py").run()
     assert not at.exception, at.exception
     at.button(key="analysis_run").click().run(timeout=120)

@@ -177,11 +177,11 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
 
     server = launch_app(team["url"]).url
     page = _page(chromium, server, "lead")
-    expect(page.get_by_text("Lead · 1 open flags")).to_be_visible(timeout=30000)
+    expect(page.get_by_text("Lead · 1 open flag")).to_be_visible(timeout=30000)
     _open(page, server, "team", i18n.text("flags.header", "en"))  # the lead answers the flag:
     page.get_by_label(i18n.text("flags.answer", "en")).fill("Yes, it counts.")
     page.get_by_role("button", name=i18n.text("flags.send", "en")).click()
-    expect(page.get_by_text("Lead · 1 open flags")).to_be_hidden(timeout=30000)  # at once
+    expect(page.get_by_text("Lead · 1 open flag")).to_be_hidden(timeout=30000)  # at once
     expect(page.get_by_text("Lead", exact=True)).to_be_visible()
     _open(page, server, "review", "Review queue")
     first = team["items"][0]
