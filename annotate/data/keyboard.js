@@ -229,7 +229,7 @@
   const charsWith = (box, added) => chars(box.value) - chars(box.value.slice(
     box.selectionStart, box.selectionEnd)) + chars(added);  // once `added` replaces the selection
   let noticeTimer = null;
-  const notice = (text) => {  // a message over the page, like Streamlit's toasts
+  const notice = (text, stay = false) => {  // a message over the page, like Streamlit's toasts
     let box = doc.querySelector(".nlce-notice");
     if (!box) {
       box = doc.createElement("div");
@@ -240,7 +240,7 @@
     box.textContent = text;
     box.hidden = false;
     clearTimeout(noticeTimer);
-    noticeTimer = setTimeout(() => { box.hidden = true; }, 10000);
+    if (!stay) noticeTimer = setTimeout(() => { box.hidden = true; }, 10000);
   };
   doc.addEventListener("paste", (e) => {
     const box = noteBox(), s = state();
@@ -283,6 +283,19 @@
     }, 600);
   }, true);
   let shown = "";
+  // While the server is away, a line in the interface's language says that typing is kept
+  // (Streamlit's own "Connection error" box is in English only: it has no translations).
+  let away = false;
+  setInterval(() => {
+    const app = doc.querySelector('[data-testid="stApp"]'), s = state();
+    const connected = !app || app.dataset.testConnectionState === "CONNECTED";
+    if (!connected && !away && s) { away = true; notice(s.dataset.away, true); }
+    if (connected && away) {
+      away = false;
+      const box = doc.querySelector(".nlce-notice");
+      if (box && box.textContent === s?.dataset.away) box.hidden = true;
+    }
+  }, 300);
   setInterval(() => {  // a draft the database does not hold yet goes (back) to the server
     const s = state(), box = noteBox();
     if (s && s.dataset.item && `${s.dataset.user}:${s.dataset.item}` !== shown) {

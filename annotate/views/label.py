@@ -277,13 +277,16 @@ def _header(queue, index, view, progress, matches: list[int]) -> None:
                                                           total=len(queue)))
     counts = html.escape(t("label.progress", done=total.done, assigned=total.assigned,
                            per_language=per_lang, skipped=total.skipped, flagged=total.flagged))
-    st.html(
-        f'<div class="nlce-head"><b>{position}</b> · #{view.generation_id}'
-        f" · {html.escape(view.language)} · {html.escape(view.programming_language or '?')} · "
-        f"<code>{html.escape(view.path or '')}</code> · "
-        f"{html.escape(t('label.model', model=view.model))} · <b>{html.escape(state)}</b>"
-        f"{' · ' + html.escape(t('label.saved_at', time=saved)) if saved else ''}"
-        f"<br>{counts} · {html.escape(_time_line(total))}</div>")
+    about = [f"<b>{position}</b>", f"#{view.generation_id}", html.escape(view.language)]
+    if view.programming_language:  # a pairs item has none, nor a path
+        about.append(html.escape(view.programming_language))
+    if view.path:
+        about.append(f"<code>{html.escape(view.path)}</code>")
+    about += [html.escape(t("label.model", model=view.model)), f"<b>{html.escape(state)}</b>"]
+    if saved:
+        about.append(html.escape(t("label.saved_at", time=saved)))
+    st.html(f'<div class="nlce-head">{" · ".join(about)}'
+            f"<br>{counts} · {html.escape(_time_line(total))}</div>")
     st.progress(total.fraction)
 
 
@@ -363,12 +366,20 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
     nav[4].button(t("button.unflag" if item.get("status") == "flagged" else "button.flag"),
                   key="lbl_flag",
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
-    keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(t('keys.' + what))}"
+    keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(_key_word(what, lang))}"
                       for key, what in KEYS_LINE)
     st.html(f'<div class="nlce-keys" data-shortcuts="{"".join(SHORTCUTS.values())}">'
             f'{html.escape(t("keys.title"))}: {keys}. '
             f'{html.escape(t("keys.tail"))}</div>')
     ui.keyboard_helper()
+
+
+def _key_word(what: str, lang: str) -> str:
+    """What a key of the keys line does: an accuracy by its name on the buttons (the taxonomy's),
+    anything else from the catalogue (keys.*)."""
+    if what in ACCURACY_ORDER:
+        return default_taxonomy().accuracy_text(what, lang)[0]
+    return t("keys." + what)
 
 
 def _history(view: service.ItemView, user) -> None:

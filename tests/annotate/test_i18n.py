@@ -31,6 +31,14 @@ def test_the_shipped_catalogue_has_every_message_in_every_language():
                        for lang in LANGUAGES if lang != "en"), key
 
 
+def test_the_labelling_pages_and_the_flag_button_have_different_names():
+    """Greek named both "Επισήμανση" (issue 42)."""
+    for lang in LANGUAGES:
+        flag = i18n.text("button.flag", lang).casefold()
+        assert flag not in {i18n.text(key, lang).casefold() for key in
+                            ("nav.labelling", "nav.label", "app.title")}, lang
+
+
 def _sample(key: str) -> dict:
     """Values for every placeholder of message `key` (a count of 2)."""
     names = i18n._all_placeholders(i18n.catalogue()[key]["en"])
@@ -119,6 +127,9 @@ def test_the_labelling_page_shows_in_the_accounts_interface_language(app_db, ids
     html = " ".join(e.proto.body for e in at.get("html"))
     for key in ("keys.title", "keys.leave", "label.original", "label.predicted"):
         assert catalogue[key][lang] in html, (lang, key)
+    for key, accuracy in (("1", "correct"), ("2", "partial"), ("3", "incorrect")):
+        name = default_taxonomy().accuracy_text(accuracy, lang)[0]  # the button's own name
+        assert name in labels and f"<kbd>{key}</kbd> {name}" in html, (lang, accuracy)
     assert i18n.text("label.item_of", lang, n=1, total=6) in html
     helps = " ".join(c.help or "" for c in at.checkbox)
     assert catalogue["label.include_if"][lang] in helps
