@@ -1,6 +1,7 @@
 """`python -m annotate [--db URL] [--port 8501] [--demo]`: start the labelling app.
 
-Becomes `streamlit run annotate/app.py` (exec: one process, so stopping it stops the server)
+Becomes `streamlit run annotate/server.py` (exec: one process, so stopping it stops the server;
+server.py runs the pages of annotate/app.py on Streamlit's server with downloads for leads only)
 with the database URL in $NLCE_DATABASE_URL. Sign-in sessions live in the database, so a
 restart keeps people signed in. With --demo an empty database first gets the demo dataset
 (users anna, bas and lead, password "demo": demo data only, below the password policy)."""
@@ -19,7 +20,7 @@ from db.engine import SQLITE_BUSY_TIMEOUT_ENV, project_database
 from db.passwords import FAST_HASHES_ENV, fast_hashes
 from nlce.cli import EXIT_OK, UserError, run_main
 
-APP = Path(__file__).with_name("app.py")
+APP = Path(__file__).with_name("server.py")  # st.App: annotate/app.py behind the download guard
 
 
 def database_is_empty(url: str) -> bool:

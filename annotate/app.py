@@ -52,7 +52,7 @@ def sign_in_page() -> None:
                 user = service.authenticate(session, username, password,
                                             client=ui.client_id())
         except service.TooManyAttempts as failure:
-            st.error(t("signin.too_many", seconds=failure.retry_after))
+            st.error(t("signin.too_many", count=failure.retry_after))
         except service.AuthError as failure:
             st.error(t("signin.failed", max_failures=service.MAX_FAILURES,
                        minutes=int(service.LOCKOUT.total_seconds() // 60))
@@ -96,6 +96,19 @@ def main() -> None:
         outage.wait_for_database()  # one line, never a traceback; the page comes back by itself
 
 
+def lead_pages(team: str, visibility: str = "visible") -> list:
+    """The lead's pages; their url paths are fixed, so that bookmarks work in every language.
+    Each page checks the role itself (`ui.require_lead`)."""
+    t = ui.t
+    return [st.Page(f"views/{name}.py", title=title, icon=icon, url_path=name,
+                    visibility=visibility)
+            for name, title, icon in (
+                ("team", team, "👥"), ("assign", t("nav.assign"), "📋"),
+                ("agreement", t("nav.agreement"), "🤝"), ("adjudicate", t("nav.adjudicate"), "⚖️"),
+                ("review", t("nav.review"), "✅"), ("summary", t("nav.summary"), "📊"),
+                ("analysis", t("nav.analysis"), "📈"))]
+
+
 def run_pages() -> None:
     user = ui.current_user()
     ui.write_pending_cookie()
@@ -112,19 +125,9 @@ def run_pages() -> None:
         with ui.db() as session:
             flags = service.open_flag_count(session, acting=user.id)
         count = " · " + t("nav.open_flags", count=flags) if flags else ""  # on the menu too
-        team = t("nav.team") + count
-        pages[t("nav.lead") + count] = [  # url paths fixed: bookmarks work in every language
-            st.Page("views/team.py", title=team, icon="👥", url_path="team"),
-            st.Page("views/assign.py", title=t("nav.assign"), icon="📋", url_path="assign"),
-            st.Page("views/agreement.py", title=t("nav.agreement"), icon="🤝",
-                    url_path="agreement"),
-            st.Page("views/adjudicate.py", title=t("nav.adjudicate"), icon="⚖️",
-                    url_path="adjudicate"),
-            st.Page("views/review.py", title=t("nav.review"), icon="✅", url_path="review"),
-            st.Page("views/summary.py", title=t("nav.summary"), icon="📊", url_path="summary"),
-            st.Page("views/analysis.py", title=t("nav.analysis"), icon="📈",
-                    url_path="analysis"),
-        ]
+        pages[t("nav.lead") + count] = lead_pages(t("nav.team") + count)
+    else:  # a lead's address opens and says it is the lead's (not Streamlit's "Page not found")
+        pages[t("nav.labelling")] += lead_pages(t("nav.team"), visibility="hidden")
     page = st.navigation(pages, position="top")
     sidebar(user)
     page.run()

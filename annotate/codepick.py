@@ -1,11 +1,12 @@
 """The keyboard code picker's matching (pure): what a typed query ticks. An exact code id, or a
 unique start of one, ticks exactly that code; anything that matches several codes ticks none
-and says which ones it matched; nothing ever ticks "all matches"."""
+and says which ones it matched; nothing ever ticks "all matches". The annotator's picker and the
+lead's gold codes field (Adjudicate) both pick with it."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 MAX_SHOWN = 6  # matches named when a query is ambiguous
 
@@ -55,3 +56,22 @@ def _verdict(found: list[tuple[str, list[str]]]) -> Pick:
         else:
             unknown.append(query)
     return Pick(tuple(picked), tuple(ambiguous), tuple(unknown))
+
+
+def toggled(pick: Pick, ticked: Sequence[str], order: Sequence[str]) -> list[str]:
+    """The codes ticked after `pick` toggles its codes in `ticked`, in the order of `order`."""
+    now = set(ticked) ^ set(pick.codes)
+    return [code for code in order if code in now]
+
+
+def said(pick: Pick, ticked_now: Callable[[str], bool], t: Callable[..., str]) -> str:
+    """What the picker says after `pick`: each code it ticked or unticked (`ticked_now(code)`),
+    then each query that matched several codes (naming up to MAX_SHOWN) or none. `t`: the
+    interface's text function (messages pick.*)."""
+    lines = [t("pick.ticked" if ticked_now(code) else "pick.unticked", code=code)
+             for code in pick.codes]
+    lines += [t("pick.ambiguous", query=query, count=len(found),
+                codes=", ".join(found[:MAX_SHOWN]) + (" …" if len(found) > MAX_SHOWN else ""))
+              for query, found in pick.ambiguous]
+    lines += [t("pick.unknown", query=query) for query in pick.unknown]
+    return " · ".join(lines)

@@ -75,6 +75,7 @@ def _save(status: str | None = None) -> bool:
 
 
 def _save_now(item: dict, user, status: str | None) -> bool:
+    was = item.get("status")
     status = status or service.status_after_change(item.get("status"), item.get("accuracy"))
     codes, note = _codes_from_widgets(), _note_from_widget()
     seconds = service.visit_seconds(item["base_seconds"], item["shown_at"], time.time())
@@ -109,6 +110,9 @@ def _save_now(item: dict, user, status: str | None) -> bool:
     if "lbl_queue" in S:
         S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
     S["lbl_saved_at"] = time.strftime("%H:%M:%S")
+    if "done" in (was, saved.status):  # the pace of the header's time left, with this label
+        with ui.db() as session:
+            S["lbl_pace"] = service.median_done_seconds(session, user.id)
     return True
 
 

@@ -390,6 +390,10 @@ mark.nlce-mask { background: light-dark(#ffe58a, #5c4a00); color: inherit;
   text-decoration: line-through; }
 .nlce-diff ins { background: light-dark(#ccf2d1, #033a16); color: inherit; text-decoration: none; }
 .nlce-empty { color: light-dark(#767676, #9198a1); font-style: italic; }
+.nlce-context pre { white-space: pre-wrap; word-break: break-word; font-size: 12.5px;
+  line-height: 1.35; max-height: 12em; overflow: auto; margin: 0; padding: 6px 8px;
+  color: light-dark(#1f2328, #e6edf3); background: light-dark(#fafafa, #0d1117);
+  border: 1px solid light-dark(#e5e5e5, #3d444d); border-radius: 6px; }
 .nlce-overflow pre { white-space: pre-wrap; font-size: 12px; max-height: 90px; overflow: auto;
   margin: 0; padding: 4px 8px; color: light-dark(#1f2328, #e6edf3);
   background: light-dark(#fff6f0, #2b1d10); border: 1px dashed light-dark(#f0a060, #9e6a03);

@@ -98,15 +98,17 @@ def note_hash(text: str) -> str:
 
 
 def note_state(user_id: int, generation_id: int, stored_note: str) -> None:
-    """Which note the database holds for this item, and the note's limit with what to say when
-    a paste or a key would pass it (read by keyboard.js, shown as nothing)."""
+    """Which note the database holds for this item, the note's limit with what to say when a
+    paste or a key would pass it, and what to say while the server is away (read by
+    keyboard.js, shown as nothing)."""
     limit = service.max_note_chars()
     say = {"cut": t("note.cut", limit=limit, dropped="{dropped}"),
-           "full": t("note.full", limit=limit)}
+           "full": t("note.full", limit=limit), "away": t("note.away")}
     st.html(f'<div class="nlce-note-state" data-user="{int(user_id)}" '
             f'data-item="{int(generation_id)}" data-stored="{note_hash(stored_note)}" '
             f'data-max="{limit}" data-cut="{html.escape(say["cut"])}" '
-            f'data-full="{html.escape(say["full"])}"></div>')
+            f'data-full="{html.escape(say["full"])}" '
+            f'data-away="{html.escape(say["away"])}"></div>')
 
 
 def inject_css() -> None:

@@ -13,8 +13,8 @@
 //   changed meanwhile (it was meant for the one on screen);
 // - every change to the note is kept in this browser (localStorage) until the page says the
 //   database holds it (`.nlce-note-state`): a reload, a server restart (keys typed while the
-//   server is away go into the greyed-out field) or a closed tab loses nothing, and closing
-//   the tab with text not stored yet asks first.
+//   server is away go into the greyed-out field, the key typed as it greys out included) or a
+//   closed tab loses nothing, and closing the tab with text not stored yet asks first.
 (() => {
   if (window.nlceKeyboard) return;
   window.nlceKeyboard = true;
@@ -146,7 +146,12 @@
       return;
     }
     if (e.key === "Escape" || (e.key === "Tab" && t === noteBox())) noting = false;
-    else if (t === noteBox()) { noting = true; picking = false; }
+    else if (t === noteBox() && t.disabled) {  // greyed out under the typist (the server went
+      noting = true;                          // away) before its focus moved: it takes no key
+      stop();
+      toNote(e);
+      return;
+    } else if (t === noteBox()) { noting = true; picking = false; }
     else if (noting && !isText(t)) { stop(); toNote(e); return; }  // the field was redrawn
     if (t === picker()) {
       picking = true;
@@ -216,11 +221,15 @@
     draft.sent = [...(draft.sent || []), hash(text)].slice(-20);
     localStorage.setItem(draftKey(s), JSON.stringify(draft));
   };
-  // The note's limit (`.nlce-note-state` data-max): Streamlit ignores a change that passes it
-  // whole, a paste included; a paste is cut to fit instead, and either is said.
+  // The note's limit (`.nlce-note-state` data-max), in characters as the database counts them:
+  // Unicode code points (an emoji such as U+1F44D is one; JavaScript's length counts it twice).
+  // A key or drop past it is refused, a paste is cut to fit, and either is said.
   const noteMax = () => Number((state() || { dataset: {} }).dataset.max) || Infinity;
+  const chars = (text) => { let n = 0; for (const _ of text) n += 1; return n; };
+  const charsWith = (box, added) => chars(box.value) - chars(box.value.slice(
+    box.selectionStart, box.selectionEnd)) + chars(added);  // once `added` replaces the selection
   let noticeTimer = null;
-  const notice = (text) => {  // a message over the page, like Streamlit's toasts
+  const notice = (text, stay = false) => {  // a message over the page, like Streamlit's toasts
     let box = doc.querySelector(".nlce-notice");
     if (!box) {
       box = doc.createElement("div");
@@ -231,27 +240,37 @@
     box.textContent = text;
     box.hidden = false;
     clearTimeout(noticeTimer);
-    noticeTimer = setTimeout(() => { box.hidden = true; }, 10000);
+    if (!stay) noticeTimer = setTimeout(() => { box.hidden = true; }, 10000);
   };
   doc.addEventListener("paste", (e) => {
     const box = noteBox(), s = state();
     if (e.target !== box || !s || !e.clipboardData) return;
-    const text = e.clipboardData.getData("text/plain").replace(/\r\n?/g, "\n");
-    const a = box.selectionStart, b = box.selectionEnd;
-    let room = Math.max(noteMax() - (box.value.length - (b - a)), 0);
+    const text = [...e.clipboardData.getData("text/plain").replace(/\r\n?/g, "\n")];
+    const room = Math.max(noteMax() - charsWith(box, ""), 0);
     if (text.length <= room) return;
     e.preventDefault();
-    if (room > 0 && /[\uD800-\uDBFF]/.test(text[room - 1])) room -= 1;  // whole characters
-    setValue(box, box.value.slice(0, a) + text.slice(0, room) + box.value.slice(b));
-    box.setSelectionRange(a + room, a + room);
+    const a = box.selectionStart, put = text.slice(0, room).join("");
+    setValue(box, box.value.slice(0, a) + put + box.value.slice(box.selectionEnd));
+    box.setSelectionRange(a + put.length, a + put.length);
     notice(s.dataset.cut.replace("{dropped}", String(text.length - room)));
+  }, true);
+  doc.addEventListener("beforeinput", (e) => {  // a key, Enter or a drop past the limit
+    const box = noteBox(), s = state();
+    if (e.target !== box || !s || !e.cancelable || !e.inputType.startsWith("insert")
+        || e.inputType === "insertFromPaste") return;  // (a paste: above)
+    const added = e.data ?? (e.dataTransfer ? e.dataTransfer.getData("text/plain") : "\n");
+    if (charsWith(box, added) > noteMax()) { e.preventDefault(); notice(s.dataset.full); }
   }, true);
   let pause = null;
   let pushing = false;
   doc.addEventListener("input", (e) => {
     const box = e.target, s = state();
     if (box !== noteBox() || !s || pushing) return;
-    if (box.value.length > noteMax()) { notice(s.dataset.full); return; }  // Streamlit drops it
+    if (chars(box.value) > noteMax()) {  // past the limit where no beforeinput could stop it
+      notice(s.dataset.full);             // (an input method's composition): cut to it
+      setValue(box, [...box.value].slice(0, noteMax()).join(""));
+      return;
+    }
     const before = readDraft(draftKey(s));
     localStorage.setItem(draftKey(s), JSON.stringify({ text: box.value,
       base: before ? before.base : s.dataset.stored, sent: before ? before.sent : [],
@@ -264,6 +283,19 @@
     }, 600);
   }, true);
   let shown = "";
+  // While the server is away, a line in the interface's language says that typing is kept
+  // (Streamlit's own "Connection error" box is in English only: it has no translations).
+  let away = false;
+  setInterval(() => {
+    const app = doc.querySelector('[data-testid="stApp"]'), s = state();
+    const connected = !app || app.dataset.testConnectionState === "CONNECTED";
+    if (!connected && !away && s) { away = true; notice(s.dataset.away, true); }
+    if (connected && away) {
+      away = false;
+      const box = doc.querySelector(".nlce-notice");
+      if (box && box.textContent === s?.dataset.away) box.hidden = true;
+    }
+  }, 300);
   setInterval(() => {  // a draft the database does not hold yet goes (back) to the server
     const s = state(), box = noteBox();
     if (s && s.dataset.item && `${s.dataset.user}:${s.dataset.item}` !== shown) {
@@ -321,11 +353,20 @@
     let put = e.key === "Enter" ? "\n" : e.key.length === 1 ? e.key : "";
     if (e.key === "Backspace" && a === b && a > 0) a -= 1;
     else if (!put) { box.setSelectionRange(a, b); return; }  // an arrow, Shift, ...
-    if (text.length - (b - a) + put.length > noteMax()) { put = ""; notice(s.dataset.full); }
+    if (chars(text) - chars(text.slice(a, b)) + chars(put) > noteMax()) {
+      put = "";
+      notice(s.dataset.full);
+    }
     setValue(box, text.slice(0, a) + put + text.slice(b));
     box.setSelectionRange(a + put.length, a + put.length);
     caret = [a + put.length, a + put.length];
   };
+  // Streamlit sends the note when the field loses its focus (a pause, a click elsewhere, the
+  // field greyed out as the server goes away): whatever it sends is this browser's, so a draft
+  // typed on after it still goes to the server once it holds that text (not "another tab's").
+  doc.addEventListener("focusout", (e) => {
+    if (e.target === noteBox()) noteSent(e.target.value);
+  }, true);
   const leave = () => {
     const box = noteBox();
     if (box && unsent()) { noteSent(box.value); box.blur(); }

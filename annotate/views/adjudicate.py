@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from annotate import service, ui
+from annotate.codepick import pick_codes, said, toggled
 from annotate.render import item_html
 from annotate.ui import t
 from taxonomy import LANGUAGES, default_taxonomy
@@ -55,20 +56,43 @@ for col, label in zip(cols, choice.labels):
         if label.note:
             st.text(label.note)  # user text: shown as typed, never as Markdown
 codes = [c.id for c in taxonomy.labelable()]
+code_names = {c: f"{c} {taxonomy.code(c).text('name', lang)}" for c in codes}
 majority, majority_codes = service.majority_label(choice.labels)
 start = choice.gold or {"accuracy": majority, "codes": majority_codes}
+S = st.session_state
+gid = choice.generation_id  # the form's widgets are the item's: another item, another form
+codes_key, note_key, pick_key = (f"adj_{what}_{gid}" for what in ("codes", "note", "pick"))
+S.setdefault(codes_key, [c for c in codes if c in start.get("codes", ())])
+S.setdefault(note_key, start.get("note", "") or "")
+
+
+def on_pick(pick_key: str, codes_key: str) -> None:
+    """Enter in the gold codes field: what the annotator's picker ticks (an exact id, a unique
+    start or part of a name: one code; several matches: none, named), never a group."""
+    pick = pick_codes(S.get(pick_key) or "", list(code_names.items()))
+    S[pick_key] = ""
+    S[codes_key] = toggled(pick, S.get(codes_key, []), codes)
+    S["adj_pick_said"] = said(pick, lambda code: code in S[codes_key], t)
+
+
 st.caption(t("adj.start"))
 accuracy_names = {a: taxonomy.accuracy_text(a, lang)[0] for a in ("correct", "partial",
                                                                    "incorrect")}
-with st.form(f"gold_{choice.generation_id}"):
+with st.container(key="adj_gold", border=True):  # no st.form: Enter in a form's field stores
     accuracy = st.segmented_control(t("adj.gold_accuracy"), list(accuracy_names),
                                     default=start.get("accuracy"), format_func=accuracy_names.get,
-                                    required=True)  # a click on the chosen one keeps it
-    code_names = {c: f"{c} {taxonomy.code(c).text('name', lang)}" for c in codes}
-    gold_codes = st.multiselect(t("adj.gold_codes"), codes, default=list(start.get("codes", ())),
-                                format_func=code_names.get)
-    note = st.text_input(t("adj.note"), value=start.get("note", ""))
-    stored = st.form_submit_button(t("adj.store"), type="primary")
+                                    required=True,  # a click on the chosen one keeps it
+                                    key=f"adj_accuracy_{gid}")
+    st.text_input(t("adj.gold_codes"), key=pick_key, on_change=on_pick,
+                  args=(pick_key, codes_key), placeholder=t("adj.pick_placeholder"))
+    picked = S.pop("adj_pick_said", "")
+    if picked:
+        st.caption(ui.plain(picked))
+    gold_codes = st.multiselect(t("adj.ticked_codes"), codes, key=codes_key,
+                                format_func=code_names.get,  # the mouse's way; typing: above
+                                filter_mode=None, select_all=False)
+    note = st.text_input(t("adj.note"), key=note_key)
+    stored = st.button(t("adj.store"), type="primary", key="adj_store")
 if stored and accuracy is None:  # nothing chosen (there was no majority to start from)
     st.error(t("adj.choose_accuracy"))
 elif stored:

@@ -10,7 +10,7 @@ import time
 import streamlit as st
 
 from annotate import outage, service, ui
-from annotate.codepick import MAX_SHOWN, pick_codes
+from annotate.codepick import pick_codes, said
 from annotate.label_state import (  # the page, its callbacks and the save path share these
     S,
     _flush_pending,
@@ -59,14 +59,9 @@ def on_pick() -> None:
     S[PICKER_KEY] = ""
     lang = ui.interface_language()
     pick = pick_codes(query, [(c.id, c.text("name", lang)) for c in default_taxonomy().labelable()])
-    said = [t("pick.ambiguous", query=q, count=len(found),
-              codes=", ".join(found[:MAX_SHOWN]) + (" …" if len(found) > MAX_SHOWN else ""))
-            for q, found in pick.ambiguous]
-    said += [t("pick.unknown", query=q) for q in pick.unknown]
     for code in pick.codes:
         S[_wkey("code", code)] = not S.get(_wkey("code", code), False)
-        said.insert(0, t("pick.ticked" if S[_wkey("code", code)] else "pick.unticked", code=code))
-    S["lbl_pick_said"] = " · ".join(said)
+    S["lbl_pick_said"] = said(pick, lambda code: S[_wkey("code", code)], t)
     if pick.codes:
         _save()
 
@@ -191,7 +186,8 @@ def _step_within(allowed: list[int], current: int | None, delta: int) -> int | N
     return earlier[-1] if earlier else (current if current in allowed else allowed[0])
 
 
-def _choose_current(state: service.QueueState, user_id: int) -> int | None:
+def _choose_current(state: service.QueueState, user_id: int) -> tuple[int | None, list[int]]:
+    """The queue position to show, and the positions a search matches ([] without a search)."""
     nav = S.pop("lbl_nav", None)
     queue = state.entries
     current = state.index_of(S.get("lbl_gid"))
@@ -214,12 +210,12 @@ def _choose_current(state: service.QueueState, user_id: int) -> int | None:
             current = allowed[0]
         else:
             S["lbl_filter_empty"] = "match" if searched else wanted
-    elif nav in ("next", "prev") and narrowed:
-        current = _step_within(allowed, current, +1 if nav == "next" else -1)
-    elif nav == "next":
-        current = service.step(queue, current, +1)
-    elif nav == "prev":
-        current = service.step(queue, current, -1)
+    elif nav in ("next", "prev"):
+        before = current
+        current = (_step_within(allowed, current, +1 if nav == "next" else -1) if narrowed
+                   else service.step(queue, current, +1 if nav == "next" else -1))
+        if current == before:  # at an end: say so rather than nothing
+            S["lbl_nav_end"] = (nav, len(allowed) if narrowed else None)
     elif nav == "next_open":
         following = service.next_open(queue, current)
         if following is None:
@@ -231,7 +227,7 @@ def _choose_current(state: service.QueueState, user_id: int) -> int | None:
         if current is None and queue:
             current = 0
             S["lbl_all_done"] = True
-    return current
+    return current, allowed if searched else []
 
 
 def _enter_item(view: service.ItemView) -> None:
@@ -266,23 +262,31 @@ def _time_line(total: service.Progress) -> str:
     return t("label.time", item_time=_clock(spent), left=_clock(left))
 
 
-def _header(queue, index, view, progress) -> None:
+def _header(queue, index, view, progress, matches: list[int]) -> None:
+    """Where the item is (in a search: which match, then where in the queue), what it is, the
+    progress and the time."""
     total = progress.get("*", service.Progress())
     entry = queue[index]
     per_lang = " · ".join(f"{lang} {p.done}/{p.assigned}" for lang, p in progress.items()
                           if lang != "*")
     state = t(f"state.{entry.state}")
     saved = S.get("lbl_saved_at")
-    position = html.escape(t("label.item_of", n=index + 1, total=len(queue)))
+    position = html.escape(
+        t("label.match_of", k=matches.index(index) + 1, count=len(matches), n=index + 1,
+          total=len(queue)) if index in matches else t("label.item_of", n=index + 1,
+                                                          total=len(queue)))
     counts = html.escape(t("label.progress", done=total.done, assigned=total.assigned,
                            per_language=per_lang, skipped=total.skipped, flagged=total.flagged))
-    st.html(
-        f'<div class="nlce-head"><b>{position}</b> · #{view.generation_id}'
-        f" · {html.escape(view.language)} · {html.escape(view.programming_language or '?')} · "
-        f"<code>{html.escape(view.path or '')}</code> · "
-        f"{html.escape(t('label.model', model=view.model))} · <b>{html.escape(state)}</b>"
-        f"{' · ' + html.escape(t('label.saved_at', time=saved)) if saved else ''}"
-        f"<br>{counts} · {html.escape(_time_line(total))}</div>")
+    about = [f"<b>{position}</b>", f"#{view.generation_id}", html.escape(view.language)]
+    if view.programming_language:  # a pairs item has none, nor a path
+        about.append(html.escape(view.programming_language))
+    if view.path:
+        about.append(f"<code>{html.escape(view.path)}</code>")
+    about += [html.escape(t("label.model", model=view.model)), f"<b>{html.escape(state)}</b>"]
+    if saved:
+        about.append(html.escape(t("label.saved_at", time=saved)))
+    st.html(f'<div class="nlce-head">{" · ".join(about)}'
+            f"<br>{counts} · {html.escape(_time_line(total))}</div>")
     st.progress(total.fraction)
 
 
@@ -335,9 +339,9 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
                    type="primary" if item.get("accuracy") == label else "secondary")
     st.text_input(t("label.codes"), key=PICKER_KEY, on_change=on_pick,
                   label_visibility="collapsed", placeholder=t("label.picker"))
-    said = S.pop("lbl_pick_said", "")
-    if said:
-        st.caption(ui.plain(said))
+    picked = S.pop("lbl_pick_said", "")
+    if picked:
+        st.caption(ui.plain(picked))
     for column, groups in zip(st.columns(3, gap="small"), _code_groups(lang)):
         with column:
             for title, codes in groups:
@@ -345,8 +349,9 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
                 for code in codes:
                     st.checkbox(f"{code.id} {code.text('name', lang)}", key=_wkey("code", code.id),
                                 help=_criteria(code, lang), on_change=on_change)
+    # no max_chars: Streamlit would count UTF-16 units; keyboard.js keeps the note to the
+    # import's limit in code points (ui.note_state), and db.annotations.check_label refuses more
     st.text_area(t("label.note"), key=_wkey("note"), height=68, on_change=on_change,
-                 max_chars=service.max_note_chars(),  # the import's limit: a note always moves
                  placeholder=t("label.note_placeholder"), label_visibility="collapsed")
     ui.note_state(user_id, view.generation_id, item.get("note") or "")
     nav = st.columns(5, gap="small")
@@ -361,12 +366,20 @@ def _label_column(view: service.ItemView, lang: str, user_id: int) -> None:
     nav[4].button(t("button.unflag" if item.get("status") == "flagged" else "button.flag"),
                   key="lbl_flag",
                   on_click=on_flag, shortcut=SHORTCUTS["flag"], width="stretch")
-    keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(t('keys.' + what))}"
+    keys = " · ".join(f"<kbd>{key}</kbd> {html.escape(_key_word(what, lang))}"
                       for key, what in KEYS_LINE)
     st.html(f'<div class="nlce-keys" data-shortcuts="{"".join(SHORTCUTS.values())}">'
             f'{html.escape(t("keys.title"))}: {keys}. '
             f'{html.escape(t("keys.tail"))}</div>')
     ui.keyboard_helper()
+
+
+def _key_word(what: str, lang: str) -> str:
+    """What a key of the keys line does: an accuracy by its name on the buttons (the taxonomy's),
+    anything else from the catalogue (keys.*)."""
+    if what in ACCURACY_ORDER:
+        return default_taxonomy().accuracy_text(what, lang)[0]
+    return t("keys." + what)
 
 
 def _history(view: service.ItemView, user) -> None:
@@ -392,7 +405,7 @@ def page() -> None:
     if not queue:
         st.info(t("label.no_items"))
         return
-    index = _choose_current(state, user.id)
+    index, matches = _choose_current(state, user.id)
     gid = queue[index].generation_id
     try:
         with ui.db() as session:
@@ -408,25 +421,33 @@ def page() -> None:
             _item()["lead_answer"] = service.flag_answer(session, gid, user.id)
     S["lbl_gid"] = gid
     st.query_params["item"] = str(gid)
+    # Drawn on every run, empty or not: a notice that came and went above the header would
+    # shift it, and the browser would remount the search box under it, closing it (issue 42)
+    notices = st.container()
     known = {c.id for c in default_taxonomy().labelable()}
     retired = [c for c in view.own.codes if c not in known]
     if retired:
-        st.warning(t("label.retired_codes", codes=", ".join(retired),
-                     version=default_taxonomy().version))
+        notices.warning(t("label.retired_codes", codes=", ".join(retired),
+                          version=default_taxonomy().version))
     if S.pop("lbl_all_done", False):
         st.toast(t("label.all_done"), icon="✅", duration="long")
+    end = S.pop("lbl_nav_end", None)
+    if end:
+        way, count = end
+        st.toast(t(f"label.end_{way}") if count is None
+                 else t(f"label.end_{way}_match", count=count), icon="🔎")
     empty = S.pop("lbl_filter_empty", None)
     if empty:
         st.toast(t("label.no_items_match") if empty in ("match", "all")
                  else t("label.no_items_here", state=t(f"state.{empty}")), icon="🔎")
     if _item().get("lead_answer"):
-        with st.container(border=True):
+        with notices.container(border=True):
             st.caption(t("label.lead_answer"))
             st.text(_item()["lead_answer"])  # the lead's text, shown as typed
     progress = state.progress()  # includes what this run's callbacks saved
     head, search, choose, undo = st.columns([0.6, 0.12, 0.16, 0.12], vertical_alignment="bottom")
     with head:
-        _header(queue, index, view, progress)
+        _header(queue, index, view, progress, matches)
     names = {f: t("filter.all") if f == "all" else t(f"state.{f}") for f in FILTERS}
     key = f"{FILTER_KEY}_{ui.interface_language()}"  # per language: shown in the new one at once
     choose.selectbox(t("filter.label"), FILTERS, key=key, on_change=on_filter, args=(key,),

@@ -1,4 +1,6 @@
-"""Lead: the study's Tables 1 and 2 from whatever has been labelled, with CSV export."""
+"""Lead: the study's Tables 1 and 2 from whatever has been labelled, with CSV export, and the
+whole database as export.jsonl. Each download is made when clicked (a callable: nothing sits in
+Streamlit's media store before) and served to a signed-in lead only (annotate/server.py)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -6,6 +8,7 @@ import streamlit as st
 from agreement.labels import SUMMARY_POLICY
 from annotate import service, ui
 from annotate.ui import t
+from db import session_scope
 
 lead = ui.require_lead()
 st.header(t("nav.summary"))
@@ -23,24 +26,28 @@ errors = service.error_table(resolved)
 hide_empty = st.toggle(t("summary.hide_empty"), value=False)
 shown = [r for r in errors if r["total"]] if hide_empty else errors
 st.dataframe(shown, hide_index=True, key="summary_errors")
-st.download_button(t("summary.download1"), service.rows_to_csv(errors),
-                   file_name="errors_per_code.csv", mime="text/csv")
+st.download_button(t("summary.download1"), lambda: service.rows_to_csv(errors),
+                   file_name="errors_per_code.csv", mime="text/csv", on_click="ignore")
 
 st.subheader(t("summary.table2"))
 accuracy = service.accuracy_table(resolved)
 if accuracy:
     st.dataframe(accuracy, hide_index=True, key="summary_accuracy")
-    st.download_button(t("summary.download2"), service.rows_to_csv(accuracy),
-                       file_name="accuracy_per_model.csv", mime="text/csv")
+    st.download_button(t("summary.download2"), lambda: service.rows_to_csv(accuracy),
+                       file_name="accuracy_per_model.csv", mime="text/csv", on_click="ignore")
 else:
     st.info(t("summary.none"))
 
 st.subheader(t("summary.export"))
 st.caption(t("summary.export_caption"))
-if st.button(t("summary.export_prepare"), key="summary_export"):
-    with ui.db() as session:
-        st.session_state["summary_export_data"] = service.export_jsonl(session, acting=lead.id)
-if st.session_state.get("summary_export_data"):
-    st.download_button(t("summary.export_download"), st.session_state["summary_export_data"],
-                       file_name="export.jsonl", mime="application/jsonl",
-                       key="summary_export_download")
+
+
+def export() -> str:
+    """The database as `python -m db export` writes it, made when the button is clicked (in
+    Streamlit's server thread, outside this page's run)."""
+    with session_scope(ui.db_url()) as session:
+        return service.export_jsonl(session, acting=lead.id)
+
+
+st.download_button(t("summary.export_download"), export, file_name="export.jsonl",
+                   mime="application/jsonl", key="summary_export_download", on_click="ignore")

@@ -66,6 +66,18 @@ def ready_for_keys(page) -> None:
     time.sleep(1.0)
 
 
+def note_reported_stored(page, text: str, timeout_ms: int = 180000) -> None:
+    """Wait until the page says the database holds `text` as the shown item's note (the
+    `.nlce-note-state` a run draws after storing it). The page gets there by its own steps (a
+    reload, the run that draws the item, the push of the browser's draft, the run that stores
+    it), each slower on a loaded machine: the bound only ends a test that will not get there."""
+    from annotate.ui import note_hash
+
+    page.wait_for_function(
+        "(h) => (document.querySelector('.nlce-note-state') || {dataset: {}}).dataset.stored"
+        " === h", arg=note_hash(text), timeout=timeout_ms)
+
+
 def signed_in_page(browser, url: str, username: str = "bas", click_page: bool = True):
     """A new 1440x900 page signed in on the first of the user's 6 items, ready for keys; unless
     `click_page` is False, the page (not a field) has been clicked, so keys go to the app."""

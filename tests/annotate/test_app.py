@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
@@ -85,8 +84,9 @@ def test_annotator_sees_label_page_and_no_lead_pages(app_db):
     at = signed_in("bas")
     assert "Item 1 of 6" in texts(at)
     assert at.session_state["nlce_user"].username == "bas"
-    with pytest.raises(ValueError):
-        at.switch_page("views/team.py")
+    at.switch_page("views/team.py").run()  # a lead's address: said to be the lead's (issue 42:
+    assert [e.value for e in at.error] == ["This page is for the lead only."]  # "Page not found")
+    assert not at.dataframe and not at.header  # and nothing of it shown
 
 
 # ---------------------------------------------------------------- labelling
@@ -124,6 +124,17 @@ def test_next_previous_and_back_with_history(app_db):
     label = stored(app_db, "bas")[first]
     assert label["accuracy"] == "incorrect" and label["history"] == 3
     assert label["codes"] == ("SE-MD",)
+
+
+def test_next_and_previous_at_the_ends_of_the_queue_say_so(app_db):
+    """N on the last item, P on the first: the page says why nothing moved (issue 42: at the
+    last match of a search N did nothing, in silence)."""
+    at = signed_in("bas")
+    at.button(key="lbl_prev").click().run()
+    assert "That is the first item of your queue." in texts(at) and "Item 1 of 6" in texts(at)
+    for _ in range(6):
+        at.button(key="lbl_next").click().run()
+    assert "That is the last item of your queue." in texts(at) and "Item 6 of 6" in texts(at)
 
 
 def test_save_and_next_needs_accuracy_then_moves_on(app_db):
@@ -251,7 +262,7 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
     assert overview.to_dict("records")[0]["items (2+ labels)"] == 6
     at.switch_page("views/adjudicate.py").run()
     assert not at.exception, at.exception
-    assert "1 items with disagreement" in "".join(c.value for c in at.caption)
+    assert "1 item with disagreement" in "".join(c.value for c in at.caption)
     at.get("button_group")[1].set_value("incorrect") if len(at.get("button_group")) > 1 else None
     at.button[0].click().run()
     assert "Gold label stored" in texts(at)
@@ -260,7 +271,7 @@ def test_lead_agreement_adjudication_and_summary(app_db, ids):
     assert gold[queue[0].generation_id]["accuracy"] == "incorrect"
     at.switch_page("views/summary.py").run()
     assert not at.exception, at.exception
-    assert "6 items counted" in "".join(c.value for c in at.caption)
+    assert "items counted: 6 " in "".join(c.value for c in at.caption)
     at.switch_page("views/analysis.py").run()
     assert not at.exception, at.exception
     at.button(key="analysis_run").click().run(timeout=120)

@@ -103,7 +103,7 @@ def test_adjudicate_shows_notes_as_plain_text_no_image_no_link(server, app_db, b
         submit_sign_in(page, server, "lead")
         expect(page.get_by_text("Sign out")).to_be_attached(timeout=30000)
         page.goto(f"{server}/adjudicate")
-        expect(page.get_by_text("1 items with disagreement")).to_be_visible(timeout=30000)
+        expect(page.get_by_text("1 item with disagreement")).to_be_visible(timeout=30000)
         expect(page.get_by_text(f"![beacon]({host}/beacon.png)", exact=False)).to_be_visible(
             timeout=10000)
         time.sleep(1.0)  # give any image or prefetch time to reach the beacon

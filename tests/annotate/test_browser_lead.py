@@ -146,7 +146,7 @@ def test_pages_speak_the_interface_language_and_keep_the_leads_place(app_db, ids
     first = team["items"][0]
     choice = page.get_by_role("combobox", name=i18n.text("adj.item", "nl"))
     expect(choice).to_have_value(re.compile(f"^#{first} "))
-    page.locator('[data-testid="stForm"]').get_by_text(dutch, exact=True).click()
+    page.locator(".st-key-adj_gold").get_by_text(dutch, exact=True).click()
     page.get_by_role("button", name=i18n.text("adj.store", "nl")).click()
     wait_for(lambda: _gold(team["url"], first), what="gold label stored")
     settled(page, 30000)
@@ -177,11 +177,11 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
 
     server = launch_app(team["url"]).url
     page = _page(chromium, server, "lead")
-    expect(page.get_by_text("Lead · 1 open flags")).to_be_visible(timeout=30000)
+    expect(page.get_by_text("Lead · 1 open flag")).to_be_visible(timeout=30000)
     _open(page, server, "team", i18n.text("flags.header", "en"))  # the lead answers the flag:
     page.get_by_label(i18n.text("flags.answer", "en")).fill("Yes, it counts.")
     page.get_by_role("button", name=i18n.text("flags.send", "en")).click()
-    expect(page.get_by_text("Lead · 1 open flags")).to_be_hidden(timeout=30000)  # at once
+    expect(page.get_by_text("Lead · 1 open flag")).to_be_hidden(timeout=30000)  # at once
     expect(page.get_by_text("Lead", exact=True)).to_be_visible()
     _open(page, server, "review", "Review queue")
     first = team["items"][0]
@@ -208,7 +208,6 @@ def test_review_queue_export_search_and_open_flags(team, launch_app, chromium, t
     assert wait_for(sent_back, what="rejected")[0] == "draft"
 
     _open(page, server, "summary", "Table 1")
-    page.get_by_role("button", name="Prepare the export").click()
     with page.expect_download(timeout=30000) as download:
         page.get_by_role("button", name="Download export.jsonl").click()
     records = [json.loads(line) for line in open(download.value.path(), encoding="utf-8")]
@@ -240,7 +239,7 @@ def test_a_click_on_the_chosen_gold_accuracy_keeps_it(team, launch_app, chromium
     page = _page(chromium, server, "lead")
     _open(page, server, "adjudicate", "2 items with disagreement")
     first = team["items"][0]  # anna correct, bas incorrect: the form starts with no accuracy
-    form = page.locator('[data-testid="stForm"]')
+    form = page.locator(".st-key-adj_gold")
     correct = form.get_by_role("radio", name="Correct", exact=True)
     correct.click()
     expect(correct).to_have_attribute("aria-checked", "true")
@@ -251,3 +250,31 @@ def test_a_click_on_the_chosen_gold_accuracy_keeps_it(team, launch_app, chromium
     gold = wait_for(lambda: _gold(team["url"], first), what="gold label stored")
     assert gold[0].accuracy == "correct"
     assert page.get_by_text("annotation needs").count() == 0
+
+
+def test_the_gold_codes_field_ticks_exactly_the_code_typed(team, launch_app, chromium):
+    """Adjudicate, typed key by key as the lead types: `SE-MD` and Enter tick SE-MD alone
+    (Streamlit's multiselect took its highlighted first option, "Select 4 matches", and stored
+    SE-HA1, SE-CS1 and SE-OI too: issue 42), a code's name ticks that code, and a query that
+    matches several codes ticks none and names them, as the annotator's picker does."""
+    from playwright.sync_api import expect
+
+    server = launch_app(team["url"]).url
+    page = _page(chromium, server, "lead")
+    _open(page, server, "adjudicate", "2 items with disagreement")
+    first = team["items"][0]  # no codes from the raters: the form starts with none
+    field = page.get_by_label(i18n.text("adj.gold_codes", "en"), exact=True)
+    for query in ("SE-MD", "URL", "GR"):
+        field.click()
+        field.press_sequentially(query, delay=90)
+        field.press("Enter")
+        settled(page, 30000)
+    expect(page.get_by_text("“GR” matches 5 codes")).to_be_visible()
+    partial = default_taxonomy().accuracy_text("partial", "en")[0]
+    page.get_by_role("radio", name=partial, exact=True).click()
+    settled(page, 30000)
+    page.get_by_role("button", name="Store gold label").click()
+    gold = wait_for(lambda: _gold(team["url"], first), what="gold label stored")
+    with Session(get_engine(team["url"])) as session:
+        codes = service.gold_labels(session, acting=team["ids"]["lead"])[first]["codes"]
+    assert (gold[0].accuracy, codes) == ("partial", ("MS-ME2", "SE-MD"))

@@ -8,7 +8,7 @@ import signal
 import time
 
 import pytest
-from browser_kit import first_label, settled, signed_in_page, wait_for
+from browser_kit import first_label, note_reported_stored, settled, signed_in_page, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -106,36 +106,64 @@ def test_text_typed_while_the_server_is_down_is_stored_once_it_is_back(
     assert first_label(app_db, "bas").accuracy is None  # the "3" was no shortcut
 
 
+# The moment Streamlit greys the note out when the connection drops, made to come at the next key:
+# the field is disabled in that key's keydown, before the note takes it, while it has the focus.
+GREY_OUT_AT_THE_NEXT_KEY = """() => { const box = document.querySelector('.st-key-lbl_note_ textarea');
+  window.addEventListener('keydown', () => { box.disabled = true; }, {capture: true, once: true});
+}"""
+
+
+def test_the_key_typed_as_the_server_stops_is_kept(app_db, launch_app, chromium):
+    """A server stopped (TERM) while the annotator types: Streamlit greys the note out while it
+    still has the focus, and a key pressed in that moment (~15 ms, until the browser moves the
+    focus) went to the greyed-out field and was dropped (issue 42: 4 of 5 runs lost a key at
+    40-90 ms per key). Here that moment comes at a known key; every key is stored once the
+    server is back."""
+    app = launch_app(app_db)
+    page = signed_in_page(chromium, app.url)
+    page.keyboard.press("m")
+    page.keyboard.type("typed before. ", delay=TYPING_MS)
+    app.proc.send_signal(signal.SIGTERM)  # a restart, as a service manager does it
+    page.evaluate(GREY_OUT_AT_THE_NEXT_KEY)
+    page.keyboard.type("Typed on as it stopped.", delay=TYPING_MS)  # T: in the greyed-out box
+    app.proc.wait(timeout=20)
+    launch_app(app_db, port=app.port)
+    wanted = "typed before. Typed on as it stopped."
+    note_reported_stored(page, wanted)
+    assert first_label(app_db, "bas").note == wanted
+
+
 def test_a_paste_past_the_notes_limit_is_cut_to_fit_and_said(app_db, launch_app, chromium):
-    """Ctrl+V of 12,000 characters after 7 typed ones, with the limit at 10,000: Streamlit
-    ignored the whole paste, in silence; now the first 9,993 go in, and a notice says that
-    2,007 were left out. A key past the limit is refused with a notice too."""
+    """Ctrl+V of 12,000 characters (with emoji) after 7 typed ones, with the limit at 10,000:
+    the first 9,993 go in, and a notice says that 2,007 were left out, in the unit the database
+    counts (Unicode code points; the browser counted UTF-16 units, two per emoji: issue 42, a
+    paste cut at 9,707 characters, "2,727 left out" where 2,646 were). A key past the limit
+    is refused with a notice too."""
     from playwright.sync_api import expect
 
-    from annotate import service
+    from annotate import i18n, service
 
     limit = service.max_note_chars()
     context = chromium.new_context(permissions=["clipboard-read", "clipboard-write"])
     page = signed_in_page(context, launch_app(app_db).url)
-    pasted = ("Δεν ταιριάζει. " * 800)[:12000]  # 12,000 characters
+    pasted = ("Δεν ταιριάζει 👍. " * 800)[:12000]  # 12,000 characters, 705 of them emoji
     page.evaluate("(text) => navigator.clipboard.writeText(text)", pasted)
     page.keyboard.press("m")
     page.keyboard.type("start: ", delay=TYPING_MS)
     page.keyboard.press("Control+V")
     kept = limit - len("start: ")
     expect(page.locator(".nlce-notice")).to_have_text(
-        f"The paste was cut to fit: a note holds at most {limit} characters "
-        f"({len(pasted) - kept} left out).", timeout=10000)
+        i18n.text("note.cut", "en", limit=limit, dropped=len(pasted) - kept), timeout=10000)
     wanted = "start: " + pasted[:kept]
     wait_for(lambda: first_label(app_db, "bas").note == wanted,
              what="the note cut to the limit stored", timeout=30)
     page.evaluate("document.querySelector('.nlce-notice').hidden = true")
     page.keyboard.type("x", delay=TYPING_MS)  # one more
-    expect(page.locator(".nlce-notice")).to_have_text(
-        f"A note holds at most {limit} characters.", timeout=10000)
+    expect(page.locator(".nlce-notice")).to_have_text(i18n.text("note.full", "en", limit=limit),
+                                                      timeout=10000)
     time.sleep(2.0)  # a pause: the page stores the note
     assert first_label(app_db, "bas").note == wanted
-    assert len(page.locator(".st-key-lbl_note_ textarea").input_value()) == limit
+    assert page.locator(".st-key-lbl_note_ textarea").input_value() == wanted
 
 
 def test_a_new_tab_after_closing_one_mid_note_opens_the_same_item(app_db, launch_app, chromium):

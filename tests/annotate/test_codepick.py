@@ -2,7 +2,8 @@
 a query that matches several codes ticks none (and names them), nothing means "all"."""
 from __future__ import annotations
 
-from annotate.codepick import pick_codes
+from annotate import i18n
+from annotate.codepick import pick_codes, said, toggled
 from taxonomy import default_taxonomy
 
 
@@ -34,3 +35,15 @@ def test_several_words_each_tick_their_code_and_nothing_ticks_all():
     assert pick.codes == ("LG-GR1", "SE-MD") and pick.unknown == ("nonsense",)
     assert pick_codes("", _codes()) == pick_codes("   ", _codes())
     assert pick_codes("", _codes()).codes == ()
+
+
+def test_a_pick_toggles_its_codes_in_taxonomy_order_and_says_what_it_did():
+    """What the annotator's picker and the lead's gold codes field do with a pick."""
+    order = [code for code, _ in _codes()]
+    pick = pick_codes("SE-MD GR1 GR nonsense", _codes())
+    now = toggled(pick, ["SE-MD", "MS-ME2"], order)
+    assert now == ["MS-ME2", "LG-GR1"]  # SE-MD unticked, LG-GR1 ticked; in the taxonomy's order
+    line = said(pick, lambda code: code in now, lambda key, **v: i18n.text(key, "en", **v))
+    assert line == ("SE-MD unticked · LG-GR1 ticked · “GR” matches 5 codes (LG-GR1, LG-GR2, "
+                    "LG-GR3, LG-GR4, LG-GR5): nothing ticked, type more of one · "
+                    "No code matches “nonsense”")

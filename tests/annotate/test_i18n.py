@@ -24,10 +24,46 @@ def test_the_shipped_catalogue_has_every_message_in_every_language():
     assert len(catalogue) > 50
     for key, texts in catalogue.items():
         assert set(texts) == set(LANGUAGES), key
-        assert all(text.strip() for text in texts.values()), key
         # a translation left in English by mistake (short words like "model" may match)
-        if len(texts["en"]) > 20:
-            assert all(texts[lang] != texts["en"] for lang in LANGUAGES if lang != "en"), key
+        english = i18n.text(key, "en", **_sample(key))
+        if len(english) > 20:
+            assert all(i18n.text(key, lang, **_sample(key)) != english
+                       for lang in LANGUAGES if lang != "en"), key
+
+
+def test_the_labelling_pages_and_the_flag_button_have_different_names():
+    """Greek named both "Επισήμανση" (issue 42)."""
+    for lang in LANGUAGES:
+        flag = i18n.text("button.flag", lang).casefold()
+        assert flag not in {i18n.text(key, lang).casefold() for key in
+                            ("nav.labelling", "nav.label", "app.title")}, lang
+
+
+def _sample(key: str) -> dict:
+    """Values for every placeholder of message `key` (a count of 2)."""
+    names = i18n._all_placeholders(i18n.catalogue()[key]["en"])
+    return {name: 2 if name == "count" else f"<{name}>" for name in names}
+
+
+@pytest.mark.parametrize("lang, counts", [
+    ("en", {"one": [1], "other": [0, 2, 5, 11, 21]}),
+    ("el", {"one": [1], "other": [0, 2, 21]}),
+    ("pl", {"one": [1], "few": [2, 3, 4, 22, 104], "many": [0, 5, 11, 12, 14, 21, 25, 112]}),
+    ("zh", {"other": [0, 1, 2]}),
+])
+def test_plural_forms_follow_cldr(lang, counts):
+    for form, numbers in counts.items():
+        assert [i18n.plural_form(lang, n) for n in numbers] == [form] * len(numbers)
+
+
+def test_a_count_of_one_reads_in_the_singular():
+    """'1 items match', '1 versions' (issue 42): the text's plural form for the count."""
+    assert i18n.text("search.found", "en", count=1) == "1 item matches"
+    assert i18n.text("search.found", "en", count=3) == "3 items match"
+    assert i18n.text("adj.history", "nl", gid=7, count=1).endswith("(1 versie)")
+    assert i18n.text("adj.count", "el", count=1) == "1 στοιχείο με διαφωνία"
+    assert i18n.text("label.end_next_match", "pl", count=3).startswith("To ostatni z 3 ")
+    assert i18n.text("label.end_next_match", "pl", count=1).startswith("To jedyny ")
 
 
 def _used_keys() -> set[str]:
@@ -55,6 +91,14 @@ def test_every_key_the_code_uses_is_in_the_catalogue():
     ("  greeting:\n    en: Hi\n    zh: 你好\n    nl: Hoi\n    el: Γεια\n    pl: Cześć\n    de: Hallo\n",
      "message 'greeting': unknown language 'de'"),
     ("  greeting: Hello\n", "message 'greeting': expected one text per language"),
+    ("  found:\n    en: {one: '{count} item', other: '{count} items'}\n    zh: '{count} 个'\n"
+     "    nl: '{count} items'\n    el: '{count} στοιχεία'\n"
+     "    pl: {one: '{count} element', many: '{count} elementów'}\n",
+     "message 'found': pl text needs the plural forms one, few, many, has one, many"),
+    ("  found:\n    en: {one: '{count} item', other: '{count} items'}\n    zh: '{count} 个'\n"
+     "    nl: '{count} items'\n    el: '{count} στοιχεία'\n"
+     "    pl: {one: 'element', few: '{cuont} elementy', many: '{count} elementów'}\n",
+     "message 'found': pl text has placeholders ['count', 'cuont'], en has ['count']"),
 ])
 def test_a_broken_catalogue_is_refused_naming_message_and_language(tmp_path, entry, expected):
     path = tmp_path / "messages.yaml"
@@ -83,7 +127,10 @@ def test_the_labelling_page_shows_in_the_accounts_interface_language(app_db, ids
     html = " ".join(e.proto.body for e in at.get("html"))
     for key in ("keys.title", "keys.leave", "label.original", "label.predicted"):
         assert catalogue[key][lang] in html, (lang, key)
-    assert catalogue["label.item_of"][lang].format(n=1, total=6) in html
+    for key, accuracy in (("1", "correct"), ("2", "partial"), ("3", "incorrect")):
+        name = default_taxonomy().accuracy_text(accuracy, lang)[0]  # the button's own name
+        assert name in labels and f"<kbd>{key}</kbd> {name}" in html, (lang, accuracy)
+    assert i18n.text("label.item_of", lang, n=1, total=6) in html
     helps = " ".join(c.help or "" for c in at.checkbox)
     assert catalogue["label.include_if"][lang] in helps
     code = default_taxonomy().code("LG-GR1")
@@ -109,7 +156,7 @@ def test_the_leads_pages_show_in_the_leads_interface_language(app_db, ids, lang)
     assert at.header[0].value == say["agree.header"]
     at.switch_page("views/adjudicate.py").run()
     assert not at.exception, at.exception
-    assert say["adj.count"].format(count=0) in [c.value for c in at.caption]
+    assert i18n.text("adj.count", lang, count=0) in [c.value for c in at.caption]
     at.switch_page("views/summary.py").run()
     assert not at.exception, at.exception
     assert [h.value for h in at.header] == [say["nav.summary"]]

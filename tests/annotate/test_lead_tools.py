@@ -139,7 +139,7 @@ def test_imported_expert_labels_stay_apart_from_the_team_unless_asked(app_db, id
     at.switch_page("views/adjudicate.py").run()
     assert "0 items with disagreement" in "".join(c.value for c in at.caption)
     at.toggle(key="adj_expert").set_value(True).run()
-    assert "1 items with disagreement" in "".join(c.value for c in at.caption)
+    assert "1 item with disagreement" in "".join(c.value for c in at.caption)
     at.switch_page("views/assign.py").run()
     assert not at.exception, at.exception
     assert sorted(p.username for p in at.multiselect[0].value) == ["anna", "bas"]
