@@ -130,7 +130,13 @@ from annotate.service.signin import (
                                        session_account,
                                        start_session,
 )
-from annotate.service.tables import accuracy_table, error_table, export_jsonl, rows_to_csv
+from annotate.service.tables import (
+    accuracy_table,
+    error_table,
+    export_jsonl,
+    quality_rows,
+    rows_to_csv,
+)
 from db.annotations import StaleAnnotationError, max_note_chars
 
 __all__ = [
@@ -160,6 +166,6 @@ __all__ = [
     "adjudicate", "agreement_by_language", "comment_pair", "find_disagreements",
     "finished_labels", "gold_history", "gold_labels", "item_for_review", "majority_label",
     "resolve_labels",
-    "accuracy_table", "error_table", "export_jsonl", "rows_to_csv",
+    "accuracy_table", "error_table", "export_jsonl", "quality_rows", "rows_to_csv",
     "StaleAnnotationError",
 ]

@@ -8,6 +8,7 @@ from typing import Sequence
 
 from sqlmodel import Session
 
+from agreement.labels import SUMMARY_POLICY
 from annotate.service.accounts import Operator, require_role
 from annotate.service.review import ResolvedLabel
 from nlce.outputs import csv_text
@@ -47,6 +48,26 @@ def accuracy_table(resolved: Sequence[ResolvedLabel]) -> list[dict]:
                 row[f"{model} {label}"] = counts[(lang, model, label)]
         rows.append(row)
     return rows
+
+
+def quality_rows(resolved: Sequence[ResolvedLabel]) -> list[dict]:
+    """Table 2 with its uncertainty (quality.csv's rows, `agreement.quality_tables`): per
+    language x model cell, language, model and over all, the mean score (correct 1, partial
+    0.5, incorrect 0) and the share correct with their 95% intervals."""
+    import pandas as pd
+
+    from agreement.quality import label_scores
+    from agreement.quality_tables import quality_table, slices_for
+
+    if not resolved:
+        return []
+    frame = pd.DataFrame([(r.language, r.model, r.accuracy) for r in resolved],
+                         columns=["language", "model", "label"])
+    frame["score"] = label_scores(frame.label.to_numpy())
+    table = quality_table(frame, SUMMARY_POLICY, slices_for(frame.language.nunique()))
+    shown = ["slice", "slice_value", "n", "mean_score", "mean_score_low", "mean_score_high",
+             "share_correct", "share_correct_low", "share_correct_high", "method"]
+    return table[shown].round(3).to_dict("records")
 
 
 def rows_to_csv(rows: Sequence[dict]) -> str:

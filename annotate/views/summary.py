@@ -37,6 +37,13 @@ if accuracy:
                        file_name="accuracy_per_model.csv", mime="text/csv", on_click="ignore")
 else:
     st.info(t("summary.none"))
+quality = service.quality_rows(resolved)
+if quality:
+    st.subheader(t("summary.quality"))
+    st.dataframe(quality, hide_index=True, key="summary_quality")
+    st.caption(t("summary.quality_caption"))
+    st.download_button(t("summary.download_quality"), lambda: service.rows_to_csv(quality),
+                       file_name="quality.csv", mime="text/csv", on_click="ignore")
 
 st.subheader(t("summary.export"))
 st.caption(t("summary.export_caption"))

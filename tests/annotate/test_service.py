@@ -3,6 +3,7 @@ and revision checks, skip/flag, assignment plans, adjudication, summaries, agree
 from __future__ import annotations
 
 import pytest
+import scipy.stats
 from sqlalchemy import func, select
 from sqlmodel import Session
 
@@ -245,6 +246,19 @@ def test_disagreements_adjudication_and_tables(session, ids):
         1 for r in resolved if r.language != "nl")
     csv_text = service.rows_to_csv(accuracy)
     assert csv_text.splitlines()[0].startswith("language,")
+    # Table 2 with its uncertainty: the counts above, with Wilson's and Student's t intervals
+    quality = {(r["slice"], r["slice_value"]): r for r in service.quality_rows(resolved)}
+    cell = next(r for r in accuracy if r["language"] == "nl")
+    for model in {r.model for r in resolved if r.language == "nl"}:
+        several = len({r.language for r in resolved}) > 1  # else the cells are the models
+        row = quality[("language x model", f"nl x {model}") if several else ("model", model)]
+        correct, n = cell[f"{model} correct"], sum(cell[f"{model} {label}"]
+                                                   for label in ("correct", "partial", "incorrect"))
+        assert row["n"] == n and row["share_correct"] == round(correct / n, 3)
+        ci = scipy.stats.binomtest(correct, n).proportion_ci(method="wilson")
+        assert row["share_correct_low"] == pytest.approx(ci.low, abs=5e-4)
+        assert row["mean_score_low"] <= row["mean_score"] <= row["mean_score_high"]
+    assert quality[("all", "all")]["n"] == len(resolved)
 
 
 def test_agreement_uses_metrics_align(session, ids):
