@@ -121,7 +121,8 @@ def add_plans(answers: StudyAnswers, plans) -> None:
     for plan in plans:
         rows += plan_rows(plan)
         frame = plan.frame
-        if (~frame.pilot & frame.drawn & (frame.human >= 0)).any():
+        planned = frame[~frame.pilot]
+        if planned.probability.nunique() > 1 and (planned.drawn & (planned.human >= 0)).any():
             answers.notes.append(
                 f"estimates: plan {plan.name!r} drew generations with unequal probabilities; "
                 f"the PPI++ rows of {plan.predictor} count its labels as a random sample, which "

@@ -307,8 +307,18 @@ def test_a_stored_label_plan_adds_its_rows_to_estimates_interim_until_complete(t
     assert rows.method.str.contains("INCOMPLETE: 4 drawn generation(s) of the plan",
                                     regex=False).all()
     assert any("plan 'p1' waits for 4 drawn generation(s)" in n for n in report.warnings)
+    # a uniform plan draws a random sample of its pool: no warning about the PPI++ rows
+    assert not any("unequal probabilities" in n for n in report.warnings)
+    from agreement.plans import load_plans
+    from align.questions import add_plans
+
+    (plan,) = load_plans(planned["url"], dict(zip(report.labels.generation_id,
+                                                   report.labels.label)))
+    plan.frame.loc[~plan.frame.pilot, "probability"] *= np.linspace(0.5, 1.5, (~plan.frame.pilot)
+                                                                    .sum())
+    add_plans(report.answers, [plan])
     assert any("plan 'p1' drew generations with unequal probabilities; the PPI++ rows of "
-               "judge[standard,en,v1]" in n for n in report.warnings)
+               "judge[standard,en,v1]" in n for n in report.answers.notes)
     label(planned["url"], planned["expert_id"], {g: LABELS[planned["truth"][g]]
                                                  for g in drawn[-4:]})
     report = run_alignment(planned["url"], AlignOptions(bootstrap=100, significance=()))
