@@ -67,6 +67,26 @@ def _leftovers(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
 
 
+def _kill_at(ready: Path, target: str, count: int, command: list[str]) -> None:
+    """Run `command` under pause_child.py, which stops it at the `count`-th call of `target`,
+    and kill -9 it there: no handler, no cleanup, as a killed process meets it."""
+    child = subprocess.Popen([sys.executable, str(PAUSE), str(ready), target, str(count),
+                              *command],
+                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while not ready.exists():
+            assert child.poll() is None, child.stderr.read().decode()
+            assert time.monotonic() < deadline, f"the command never reached {target}"
+            time.sleep(0.1)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_killed_mid_write_leaves_the_old_set_and_the_next_run_cleans_up(name, filled_db,
@@ -77,23 +97,8 @@ def test_killed_mid_write_leaves_the_old_set_and_the_next_run_cleans_up(name, fi
     if name.startswith("export"):  # an old set that tells itself apart from the new one
         (out / "old.parquet").write_text("an earlier export's table\n")
     before = _snapshot(out)
-    ready = tmp_path / "ready"
     _, target, count, _ = COMMANDS[name]
-    child = subprocess.Popen([sys.executable, str(PAUSE), str(ready), target, str(count),
-                              *_command(name, filled_db, out)],
-                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 180
-        while not ready.exists():
-            assert child.poll() is None, child.stderr.read().decode()
-            assert time.monotonic() < deadline, "the command never reached the pause"
-            time.sleep(0.1)
-        child.send_signal(signal.SIGKILL)  # kill -9 mid-write: no handler, no cleanup
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
+    _kill_at(tmp_path / "ready", target, count, _command(name, filled_db, out))
     assert _snapshot(out) == before  # the old set, every byte, nothing added
     left = _leftovers(out)  # the killed run's half-written set, beside the folder
     assert len(left) == 1 and ".part-" in left[0]
@@ -271,22 +276,8 @@ def test_killed_right_after_the_swap_leaves_the_new_report_whole(filled_db, tmp_
     out = tmp_path / "out"
     assert run_module(*_command("align", filled_db, out, first=True)).returncode == 0
     before = _snapshot(out)
-    ready = tmp_path / "ready"
-    child = subprocess.Popen([sys.executable, str(PAUSE), str(ready), "nlce.outputs:_exchange",
-                              "1", *_command("align", filled_db, out)],
-                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 180
-        while not ready.exists():
-            assert child.poll() is None, child.stderr.read().decode()
-            assert time.monotonic() < deadline, "the command never reached the swap"
-            time.sleep(0.1)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
+    _kill_at(tmp_path / "ready", "nlce.outputs:_exchange", 1,
+             _command("align", filled_db, out))
     swapped = _snapshot(out)
     assert swapped != before and "report.html" in swapped  # the new report, whole
     left = _leftovers(out)
