@@ -82,11 +82,7 @@ def _cmd_import(args) -> int:
         if args.check:
             session.rollback()  # a check writes nothing
     if args.check:
-        if problems:
-            for line in problems.lines():
-                print(line, file=sys.stderr)
-            raise UserError(f"check: {len(problems)} problem(s) in {len(args.paths)} source(s); "
-                            f"nothing was written")
+        problems.refuse(f" in {len(args.paths)} source(s)")
         print(f"check: no problems in {len(args.paths)} source(s); an import would write:")
         print(writer.stats.summary())
         return EXIT_OK

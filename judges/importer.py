@@ -51,7 +51,7 @@ from judges import labels
 from judges.i18n import PROMPT_LANGUAGES
 from judges.parse import merge_cluster_verdicts, parse_response
 from judges.prompts import prediction_ids
-from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, UserError, run_main
+from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, run_main
 from taxonomy import default_taxonomy
 
 BACKEND = "import"
@@ -414,10 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         writer, jobs = import_study(session, args.paths, args, problems)
         if args.check:
             session.rollback()
-    for problem in problems.lines():
-        print(problem, file=sys.stderr)
-    if problems:
-        raise UserError(f"check: {len(problems)} problem(s); nothing was written")
+    problems.refuse()
     statuses: dict[str, int] = {}
     for job in jobs:
         answers = ", ".join(f"{k} {v}" for k, v in sorted(job.statuses.items()))

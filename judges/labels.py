@@ -410,10 +410,7 @@ def main(argv: list[str] | None = None) -> int:
                 problems.add(str(args.path), "file", error.field, error.message)
         if args.check:
             session.rollback()
-    for problem in problems.lines():
-        print(problem, file=sys.stderr)
-    if problems:
-        raise UserError(f"check: {len(problems)} problem(s); nothing was written")
+    problems.refuse()
     labels = Counter(v.accuracy for v in found.verdicts.values())
     shown = ", ".join(f"{k} {labels[k]}" for k in ("correct", "partial", "incorrect") if labels[k])
     repeated = (f"; {found.duplicates} repeated row(s) with the same label counted once"

@@ -71,3 +71,15 @@ class Problems:
 
     def lines(self) -> list[str]:
         return [str(problem) for problem in self.found]
+
+    def refuse(self, where: str = "") -> None:
+        """After a check that collected problems: each on its own line on stderr, then one
+        UserError saying how many (`where`, e.g. ' in 2 source(s)') and that nothing was
+        written; nothing where there are none."""
+        if not self.found:
+            return
+        import sys
+
+        for line in self.lines():
+            print(line, file=sys.stderr)
+        raise UserError(f"check: {len(self)} problem(s){where}; nothing was written")
