@@ -26,10 +26,9 @@ from statistics import NormalDist
 
 import numpy as np
 
+from agreement.significance import BLOCK_ELEMENTS, swap_patterns
 from agreement.statistics import encode_labels, percentile_interval
 from taxonomy import ACCURACY_LABELS
-
-_BLOCK_ELEMENTS = 2_000_000  # resamples x items per batched step
 
 
 def label_scores(labels, order=ACCURACY_LABELS) -> np.ndarray:
@@ -122,7 +121,7 @@ def _two_sided(null: np.ndarray, observed: float, made: int, exact: bool) -> flo
     tolerance = abs(observed) * np.finfo(float).eps * 100
     less = (np.count_nonzero(null <= observed + tolerance) + adjustment) / (made + adjustment)
     greater = (np.count_nonzero(null >= observed - tolerance) + adjustment) / (made + adjustment)
-    return float(min(1.0, 2 * min(less, greater)))
+    return _exact_two_sided(less, greater)
 
 
 def _bootstrap_interval(statistic, sizes: tuple[int, ...], resamples: int, seed: int,
@@ -131,7 +130,7 @@ def _bootstrap_interval(statistic, sizes: tuple[int, ...], resamples: int, seed:
     if resamples < 1 or min(sizes) < 1:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_ELEMENTS // max(sum(sizes), 1))
+    block = max(1, BLOCK_ELEMENTS // max(sum(sizes), 1))
     values = []
     for start in range(0, resamples, block):
         rows = min(block, resamples - start)
@@ -188,7 +187,8 @@ def _split_tails(pooled: np.ndarray, n_b: int, observed: int) -> tuple[float, fl
 
 
 def _exact_two_sided(less: float, greater: float) -> float:
-    """scipy.stats.permutation_test's two-sided p: twice the smaller one-sided one, at most 1."""
+    """scipy.stats.permutation_test's two-sided p from its two one-sided ones: twice the
+    smaller, at most 1 (exact or sampled)."""
     return float(min(1.0, 2 * min(less, greater)))
 
 
@@ -211,22 +211,13 @@ def sign_flip_test(differences, resamples: int = 1000, seed: int = 0,
     if halves is not None and np.abs(halves).max() <= 2:
         return Difference(delta, low, high, _exact_two_sided(*_sign_flip_tails(halves)),
                           resamples, True)
-    observed = float(d.sum())
     exact = n < 63 and 2 ** n <= resamples
-    null = []
-    if exact:
-        every = (np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1
-        null.append(np.where(every.astype(bool), -d, d).sum(axis=1))
-        made = 2 ** n
-    else:
-        rng = np.random.default_rng(seed)
-        block = max(1, _BLOCK_ELEMENTS // n)
-        for start in range(0, resamples, block):
-            signs = rng.random((min(block, resamples - start), n)) < 0.5
-            null.append(np.where(signs, -d, d).sum(axis=1))
-        made = resamples
-    return Difference(delta, low, high, _two_sided(np.concatenate(null), observed, made, exact),
-                      made, exact)
+    # a sign flip is a swap of d with -d: PERM-BOTH's swap patterns, every one or random ones
+    null = np.concatenate([np.where(flip, -d, d).sum(axis=1) for flip in swap_patterns(
+        n, resamples, np.random.default_rng(seed), max(1, BLOCK_ELEMENTS // n))])
+    made = 2 ** n if exact else resamples
+    return Difference(delta, low, high, _two_sided(null, float(d.sum()), made, exact), made,
+                      exact)
 
 
 def permutation_test(a, b, resamples: int = 1000, seed: int = 0,
@@ -258,7 +249,7 @@ def permutation_test(a, b, resamples: int = 1000, seed: int = 0,
         null, made = pooled[chosen].sum(axis=1), len(chosen)
     else:
         rng = np.random.default_rng(seed)
-        block = max(1, _BLOCK_ELEMENTS // n)
+        block = max(1, BLOCK_ELEMENTS // n)
         parts = []
         for start in range(0, resamples, block):
             rows = min(block, resamples - start)

@@ -31,7 +31,7 @@ import numpy as np
 from agreement.statistics import percentile_interval
 
 Statistic = Callable[[np.ndarray], np.ndarray]  # (resamples, n) scores -> (resamples,) values
-_BLOCK_ELEMENTS = 2_000_000  # resamples x items per batched step
+BLOCK_ELEMENTS = 2_000_000  # resamples x items per batched step
 _ROUNDING = 1e-12  # the identity permutation recomputes the observed delta: equal within this
 
 
@@ -57,7 +57,7 @@ def zscore(x: np.ndarray) -> np.ndarray:
     return (x - x.mean()) / sd if sd > 0 else np.full(x.shape, np.nan)
 
 
-def _swap_patterns(n: int, resamples: int, rng: np.random.Generator, block: int):
+def swap_patterns(n: int, resamples: int, rng: np.random.Generator, block: int):
     """Blocks of swap masks (True: the item's two scores change places): every one of the 2^n
     patterns when there are no more than `resamples`, else random ones, `block` at a time."""
     if n < 63 and 2 ** n <= resamples:
@@ -96,12 +96,12 @@ def perm_both(a: Sequence[float], b: Sequence[float], statistic: Statistic,
         return _permutation_result(value_a, value_b, undefined, undefined, 0, False)
     rng = np.random.default_rng(seed)
     exact = n < 63 and 2 ** n <= resamples
-    block = max(1, min(check_every, _BLOCK_ELEMENTS // max(n, 1)))
+    block = max(1, min(check_every, BLOCK_ELEMENTS // max(n, 1)))
     tolerance = _ROUNDING * np.maximum(1.0, np.abs(delta))
     at_least = np.zeros(np.shape(delta))
     at_most = np.zeros(np.shape(delta))
     made, next_check = 0, check_every
-    for swap in _swap_patterns(n, resamples, rng, block):
+    for swap in swap_patterns(n, resamples, rng, block):
         differences = (np.asarray(statistic(np.where(swap, za, zb)))
                        - np.asarray(statistic(np.where(swap, zb, za))))
         at_least += np.count_nonzero(differences >= delta - tolerance, axis=0)
@@ -139,7 +139,7 @@ def bootstrap_values(statistic: Callable[[np.ndarray], np.ndarray], indices: np.
     value per resample, or a row of several, (resamples, S), when ``statistic`` gives S per
     resample. ``statistic`` gets a (block, n) array of item indices."""
     n = indices.shape[1] if indices.ndim == 2 else 0
-    block = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    block = max(1, BLOCK_ELEMENTS // max(n, 1))
     if len(indices) == 0:
         return np.empty(0)
     return np.concatenate([np.asarray(statistic(indices[start:start + block]), dtype=float)
@@ -327,6 +327,6 @@ def why_no_labels_needed(delta: float, se: float, p_value: float) -> str:
     return ""
 
 
-__all__ = ["BootstrapDifference", "LabelsNeeded", "PermutationResult", "assign_ranks",
+__all__ = ["BLOCK_ELEMENTS", "BootstrapDifference", "LabelsNeeded", "PermutationResult", "assign_ranks",
            "bootstrap_values", "holm", "labels_needed", "labels_needed_from", "paired_bootstrap",
-           "perm_both", "resample_indices", "why_no_labels_needed", "zscore"]
+           "perm_both", "resample_indices", "swap_patterns", "why_no_labels_needed", "zscore"]
