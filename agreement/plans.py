@@ -26,6 +26,7 @@ from sqlmodel import Session
 
 from agreement.active import ActiveEstimate, active_difference, active_mean, calibrated
 from agreement.quality import estimand_values
+from agreement.quality_tables import quality_slices, slices_for
 from db import models as m
 from db.engine import get_engine
 from db.targets import TARGET_LANGUAGE, with_source
@@ -109,16 +110,25 @@ class PlanEstimate:
     done_share: float  # labelled share of the drawn ones (1: complete)
 
 
+def labelled_share(frame: pd.DataFrame) -> float:
+    """The labelled share of the drawn generations of `frame` (1 where none was drawn)."""
+    planned = frame[~frame.pilot]
+    drawn = planned.drawn.to_numpy(bool)
+    return float((drawn & (planned.human.to_numpy() >= 0)).sum() / drawn.sum()) \
+        if drawn.any() else 1.0
+
+
 def estimate(frame: pd.DataFrame, estimand: str, done_share: float | None = None
              ) -> PlanEstimate:
-    """The plan's estimate of `estimand` over `frame`'s generations (a slice of a plan)."""
+    """The plan's estimate of `estimand` over `frame`'s generations (a slice of a plan);
+    `done_share` the whole plan's `labelled_share` (default: this frame's)."""
     pilot = frame[frame.pilot]
     planned = frame[~frame.pilot]
     drawn = planned.drawn.to_numpy(bool)
     labelled = planned.human.to_numpy() >= 0
     done = drawn & labelled
     if done_share is None:
-        done_share = done.sum() / drawn.sum() if drawn.any() else 1.0
+        done_share = labelled_share(frame)
     probability = planned.probability.to_numpy(float) * (done_share if done_share > 0 else 1)
     human = estimand_value(estimand, planned.human)
     pilot = pilot[pilot.human >= 0]
@@ -135,15 +145,7 @@ def estimate(frame: pd.DataFrame, estimand: str, done_share: float | None = None
 
 def _slices(frame: pd.DataFrame):
     """(slice, value, rows): all, each language (where several), each model, each cell."""
-    yield "all", "all", frame
-    several = frame.language.nunique() > 1
-    for name in ("language", "model", "language x model") if several else ("model",):
-        if name == "language x model":
-            for (language, model), rows in frame.groupby(["language", "model"], sort=True):
-                yield name, f"{language} x {model}", rows
-        else:
-            for value, rows in frame.groupby(name, sort=True):
-                yield name, str(value), rows
+    return quality_slices(frame, slices_for(frame.language.nunique()))
 
 
 def waiting(plan: Plan) -> int:
@@ -152,13 +154,14 @@ def waiting(plan: Plan) -> int:
     return int((~frame.pilot & frame.drawn & (frame.human < 0)).sum())
 
 
-def _method(plan: Plan, result: PlanEstimate) -> str:
+def _method(plan: Plan, result: PlanEstimate, left: int) -> str:
+    """`left`: the plan's drawn generations still unlabelled (`waiting`)."""
     text = (f"active plan {plan.name!r} (Zrnic & Candes 2024: the judge's values, recalibrated "
             f"on the pilot, times lambda, corrected by the drawn labels weighted by "
             f"1/probability, lambda tuned for the narrowest interval; normal 95% interval; "
             f"classical: the same weights without the judge); probabilities {plan.method}")
     if result.done_share < 1:
-        text += (f"; INCOMPLETE: {waiting(plan)} drawn generation(s) of the plan not labelled "
+        text += (f"; INCOMPLETE: {left} drawn generation(s) of the plan not labelled "
                  f"yet ({result.still_drawn} here), interim estimate (the "
                  f"{result.done_share:.0%} done stand for all drawn)")
     if result.outside:
@@ -167,15 +170,16 @@ def _method(plan: Plan, result: PlanEstimate) -> str:
 
 
 def _results(plan: Plan):
-    """(slice, value, rows, estimand, PlanEstimate) for every slice and estimand of a plan."""
-    overall = estimate(plan.frame, plan.estimand).done_share
+    """(slice, value, rows, estimand, PlanEstimate, drawn still unlabelled in the plan) for
+    every slice and estimand of a plan."""
+    overall, left = labelled_share(plan.frame), waiting(plan)
     for slice_name, value, part in _slices(plan.frame):
         for estimand in ESTIMANDS:
-            yield slice_name, value, part, estimand, estimate(part, estimand, overall)
+            yield slice_name, value, part, estimand, estimate(part, estimand, overall), left
 
 
 def _row(plan: Plan, slice_name: str, value: str, part: pd.DataFrame, estimand: str,
-         result: PlanEstimate) -> dict:
+         result: PlanEstimate, left: int) -> dict:
     base = {"slice": slice_name, "slice_value": value, "predictor": plan.predictor,
             "estimand": estimand, "n_labelled": result.n_labelled,
             "n_unlabelled": int(len(part) - result.n_labelled)}
@@ -196,7 +200,7 @@ def _row(plan: Plan, slice_name: str, value: str, part: pd.DataFrame, estimand: 
             "classical_low": _clip(c.ci_low), "classical_high": _clip(c.ci_high),
             "lambda": float(a.lam[0]),
             "effective_labels": float(effective) if np.isfinite(effective) else math.nan,
-            "method": _method(plan, result)}
+            "method": _method(plan, result, left)}
 
 
 def plan_rows(plan: Plan) -> list[dict]:
@@ -222,8 +226,8 @@ def plan_status(plan: Plan, target_width: float | None = None, alpha: float = 0.
     where = ("language", language) if language and plan.frame.language.nunique() > 1 else \
         ("all", "all")
     rows = []
-    for slice_name, value, part, estimand, result in _results(plan):
-        row = _row(plan, slice_name, value, part, estimand, result)
+    for slice_name, value, part, estimand, result, left in _results(plan):
+        row = _row(plan, slice_name, value, part, estimand, result, left)
         width = (row["ci_high"] - row["ci_low"]) if "ci_high" in row else math.nan
         met = target is not None and width <= target
         why = ("interval no wider than the target" if met else compared
@@ -245,7 +249,7 @@ def _comparison(plan: Plan, alpha: float) -> str:
     frame = plan.frame
     if compare.get("language"):
         frame = frame[frame.language == compare["language"]]
-    overall = estimate(plan.frame, plan.estimand).done_share
+    overall = labelled_share(plan.frame)
     if overall == 0:  # nothing drawn labelled yet: no valid estimate to compare
         return ""
     groups = [frame[frame.model == compare[k]] for k in ("a", "b")]

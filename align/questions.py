@@ -127,8 +127,9 @@ def add_plans(answers: StudyAnswers, plans) -> None:
                 f"estimates: plan {plan.name!r} drew generations with unequal probabilities; "
                 f"the PPI++ rows of {plan.predictor} count its labels as a random sample, which "
                 f"they are not: read the plan's rows (method 'active plan') for its slice")
-        if waiting(plan):
-            answers.notes.append(f"estimates: plan {plan.name!r} waits for {waiting(plan)} drawn "
+        left = waiting(plan)
+        if left:
+            answers.notes.append(f"estimates: plan {plan.name!r} waits for {left} drawn "
                                  f"generation(s) to be labelled: its rows are interim "
                                  f"(`python -m annotate.plan --status`)")
     if rows:
