@@ -31,7 +31,7 @@ import pandas as pd
 from agreement.ppi import MeanEstimate, crossppi_mean, ppi_mean, two_sided_p
 from agreement.quality import ESTIMANDS, estimand_values
 from agreement.significance import holm
-from align.quality import QUALITY_SLICES, quality_slices
+from align.quality import QUALITY_SLICES, pairing_slices, quality_slices
 from taxonomy import ACCURACY_LABELS
 
 ESTIMATE_COLUMNS = ["slice", "slice_value", "predictor", "estimand", "n_labelled",
@@ -87,6 +87,7 @@ def metric_predictions(scores: pd.DataFrame, generations: pd.DataFrame, fit, see
         frame = generations.merge(rows.drop_duplicates("generation_id")[["generation_id",
                                                                          "score"]],
                                   on="generation_id").reset_index(drop=True)
+        scores_of = frame.score.to_numpy(float)
         code = np.full(len(frame), -1)
         by_fold = np.full((len(frame), FOLDS), -1)
         for _, part in frame.groupby("language", sort=True):
@@ -106,11 +107,10 @@ def metric_predictions(scores: pd.DataFrame, generations: pd.DataFrame, fit, see
                 except ValueError:
                     continue
                 held_out = labelled.index[fold == k]
-                code[held_out] = thresholds.classify_codes(frame.score.to_numpy(float)[held_out])
+                code[held_out] = thresholds.classify_codes(scores_of[held_out])
                 # fewer folds than FOLDS: the columns repeat, which leaves their mean unchanged
-                for column in range(k, FOLDS, folds):
-                    by_fold[unlabelled, column] = thresholds.classify_codes(
-                        frame.score.to_numpy(float)[unlabelled])
+                by_fold[unlabelled, k::folds] = thresholds.classify_codes(
+                    scores_of[unlabelled])[:, None]
         keep = (code >= 0) | ((frame.human.to_numpy() < 0) & (by_fold >= 0).all(axis=1))
         frame = frame.assign(code=code)[keep].drop(columns="score").reset_index(drop=True)
         out.append(Predictions(str(key), "metric", frame, by_fold[keep],
@@ -200,8 +200,7 @@ def difference_rows(prediction: Predictions, slices=QUALITY_SLICES) -> list[dict
         predicted=estimand_values(prediction.frame.code, ["mean_score"])[:, 0],
         truth=estimand_values(prediction.frame.human, ["mean_score"])[:, 0])
     out = []
-    for slice_name, value, part in quality_slices(frame, [s for s in ("all", "language")
-                                                          if s in tuple(slices)]):
+    for slice_name, value, part in quality_slices(frame, pairing_slices(slices)):
         # one row per target, a column per model (a target has one generation per model)
         table = part.drop_duplicates(["target_id", "model"]).set_index(
             ["target_id", "model"])[["predicted", "truth"]].unstack("model")

@@ -48,6 +48,12 @@ CODE_SHARE_COLUMNS = ["slice", "slice_value", "code", "level", "name", "n", "n_w
                       "share", "share_low", "share_high", "label_policy", "method"]
 
 
+def pairing_slices(slices: Iterable[str]) -> list[str]:
+    """Of `slices`, those whose models are compared pair by pair: all items and each language
+    (quality_tests.csv, estimate_tests.csv) and the code shares."""
+    return [s for s in ("all", "language") if s in tuple(slices)]
+
+
 def quality_frame(labels: pd.DataFrame, generations: pd.DataFrame) -> pd.DataFrame:
     """The labelled generations with what the tables slice and pair by: generation_id,
     target_id, model, language, label, score and codes (`generations`: one row per generation
@@ -64,8 +70,7 @@ def quality_tests(frame: pd.DataFrame, resamples: int, seed: int = 0,
     """quality_tests.csv: see the module; `resamples` permutations and bootstrap resamples."""
     rows: list[dict] = []
     slices = tuple(slices)
-    for slice_name, value, part in quality_slices(frame, [s for s in ("all", "language")
-                                                          if s in slices]):
+    for slice_name, value, part in quality_slices(frame, pairing_slices(slices)):
         by_target = part.pivot_table(index="target_id", columns="model", values="score",
                                      aggfunc="first")
         pairs = [_paired(slice_name, value, by_target, a, b, resamples, seed)
@@ -176,8 +181,7 @@ def code_shares(frame: pd.DataFrame, policy: str, slices: Iterable[str] = QUALIT
     counted = [taxonomy.counted_codes(codes) for codes in frame.codes] if len(frame) else []
     frame = frame.assign(counted=counted)
     rows = []
-    for slice_name, value, part in quality_slices(frame, [s for s in ("all", "language")
-                                                          if s in tuple(slices)]):
+    for slice_name, value, part in quality_slices(frame, pairing_slices(slices)):
         hits: dict[str, int] = {}
         for codes in part.counted:
             for code in codes:
@@ -202,4 +206,4 @@ def code_shares(frame: pd.DataFrame, policy: str, slices: Iterable[str] = QUALIT
 
 __all__ = ["CODE_SHARE_COLUMNS", "QUALITY_COLUMNS", "QUALITY_SLICES", "QUALITY_TEST_COLUMNS",
            "cell_name", "code_shares", "quality_frame", "quality_slices", "quality_table",
-           "quality_tests", "ranked_models", "slices_for"]
+           "pairing_slices", "quality_tests", "ranked_models", "slices_for"]
