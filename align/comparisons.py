@@ -264,14 +264,21 @@ class _Test:
     """One statistic's comparison of a pair (first, second) on the items both have."""
     value_first: float
     value_second: float
-    ci_low: float  # of second - first
-    ci_high: float
     p_second: float  # one-sided: second is better
     p_first: float  # one-sided: first is better
     bootstrap: BootstrapDifference | None  # second - first resampled (None: not bootstrapped)
     method: str
     resamples: int
     near_all_ties: bool = False  # acc23: either side within ACC23_NEAR_ALL_TIES of all ties
+
+    @property
+    def ci_low(self) -> float:
+        """Of second - first: the bootstrap's interval (nan where there is none)."""
+        return self.bootstrap.ci_low if self.bootstrap is not None else math.nan
+
+    @property
+    def ci_high(self) -> float:
+        return self.bootstrap.ci_high if self.bootstrap is not None else math.nan
 
     def row(self, b_is_second: bool) -> dict:
         """significance.csv's numbers with `b` the second configuration, or the first."""
@@ -310,8 +317,7 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
             diff = paired_bootstrap(float(result.value_a[i]), float(result.value_b[i]),
                                     samples_one[statistic], samples_two[statistic])
             tests[statistic] = _Test(float(result.value_a[i]), float(result.value_b[i]),
-                                     diff.ci_low, diff.ci_high, float(result.p_value[i]),
-                                     float(result.p_reverse[i]), diff,
+                                     float(result.p_value[i]), float(result.p_reverse[i]), diff,
                                      f"perm-both{exact}; interval: paired bootstrap",
                                      result.resamples)
     if "acc23" in statistics:
@@ -327,23 +333,23 @@ def _pair_tests(first: Configuration, second: Configuration, work: _SliceWork,
         # the values over the permutations' pairs (and the ranks' where whole), so delta and p
         # agree; from the scores themselves (z-scoring does not change acc23, except a constant
         # metric's, which ties every pair)
-        value_low, value_high = (
-            float(work.acc23(c, ACC23_PERMUTATION_PAIRS).value) if whole
-            else float(acc23(c.x, human, pairs=pairs).value) for c in (low, high))
-        all_ties = float(np.mean(human[pairs[0]] == human[pairs[1]]))
-        near = near_all_ties(min(value_low, value_high), all_ties)
+        found_low, found_high = (
+            work.acc23(c, ACC23_PERMUTATION_PAIRS) if whole else acc23(c.x, human, pairs=pairs)
+            for c in (low, high))
+        value_low, value_high = float(found_low.value), float(found_high.value)
+        # both over the same pairs and labels: one share of human ties
+        near = near_all_ties(min(value_low, value_high), found_low.all_ties)
         tests["acc23"] = (
-            _Test(value_low, value_high, math.nan, math.nan, result.p_value, result.p_reverse,
-                  None, method, result.resamples, near) if not swapped else
-            _Test(value_high, value_low, math.nan, math.nan, result.p_reverse, result.p_value,
-                  None, method, result.resamples, near))
+            _Test(value_low, value_high, result.p_value, result.p_reverse, None, method,
+                  result.resamples, near) if not swapped else
+            _Test(value_high, value_low, result.p_reverse, result.p_value, None, method,
+                  result.resamples, near))
     if "kappa" in statistics:
         value_one, value_two = work.value(one, "kappa", whole), work.value(two, "kappa", whole)
         diff = paired_bootstrap(value_one, value_two, work.samples(one, ["kappa"], whole)["kappa"],
                                 work.samples(two, ["kappa"], whole)["kappa"])
         fixed = "refitted" if options.refit else "fixed"
-        tests["kappa"] = _Test(value_one, value_two, diff.ci_low, diff.ci_high, diff.p_value,
-                               diff.p_reverse, diff,
+        tests["kappa"] = _Test(value_one, value_two, diff.p_value, diff.p_reverse, diff,
                                f"paired bootstrap (thresholds {fixed} per resample)",
                                diff.resamples)
     return tests
