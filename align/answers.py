@@ -13,17 +13,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from align.figures import short_key
 from align.pipeline import AlignReport
 from align.quality import ranked_models
+from align.text import display_name, number_text
 
 
-def _name(key: str) -> str:
-    return short_key(key).replace("\n", "")
-
-
-def _number(value, digits: int = 2) -> str:
-    return "–" if value is None or pd.isna(value) else f"{value:.{digits}f}"
+def _number(value) -> str:
+    return number_text(value, 2)
 
 
 def _interval(low, high, digits: int = 2) -> str:
@@ -73,10 +69,10 @@ def summarise(report: AlignReport) -> Summary:
 def _best_line(kind: str, best: dict | None) -> str:
     if best is None:
         return f"which {kind} agrees best with the humans: no {kind} to compare"
-    ties = (f"; not told apart from {', '.join(_name(k) for k in best['ties'])}"
+    ties = (f"; not told apart from {', '.join(display_name(k) for k in best['ties'])}"
             if best["ties"] else "")
     return (f"which {kind} agrees best with the humans (kappa, all {best['n']:,} items): "
-            f"{_name(best['key'])} {_number(best['kappa'], 3)} "
+            f"{display_name(best['key'])} {number_text(best['kappa'], 3)} "
             f"({_interval(best['low'], best['high'])}){ties}")
 
 
@@ -96,7 +92,7 @@ def _replace_lines(summary: Summary) -> list[str]:
                 parts.append(f"{where} {'PASSES' if r.passed else 'fails'} (omega "
                              f"{r.winning_rate:.2f}, rho {r.advantage_probability:.2f}, "
                              f"{r.n_annotators} annotators)")
-        lines.append(f"  {_name(judge)}: " + "; ".join(parts))
+        lines.append(f"  {display_name(judge)}: " + "; ".join(parts))
     return lines
 
 
@@ -110,7 +106,7 @@ def _worth_lines(summary: Summary) -> list[str]:
         verdict = ("" if not r.effective_labels < r.n_labelled else
                    " (less than the labels alone: its predictions add nothing here, use the "
                    "labels' interval)")
-        lines.append(f"  {_name(r.predictor)}: {r.n_labelled:,} labels + {r.n_unlabelled:,} "
+        lines.append(f"  {display_name(r.predictor)}: {r.n_labelled:,} labels + {r.n_unlabelled:,} "
                      f"predictions are worth about {effective} labels{verdict}; estimate "
                      f"{_number(r.estimate)} ({_interval(r.ci_low, r.ci_high)}) vs "
                      f"{_number(r.classical_estimate)} "
@@ -135,7 +131,7 @@ def ranking_grid(summary: Summary) -> tuple[list[str], list[tuple[str, list[str]
                                       f"({_interval(r.mean_score_low, r.mean_score_high)}) "
                                       f"{r.letters}")
     models = list(dict.fromkeys(ranking.model))
-    return groups, [(_name(m), [cell.get((g, m), "") for g in groups]) for m in models]
+    return groups, [(display_name(m), [cell.get((g, m), "") for g in groups]) for m in models]
 
 
 def answer_lines(report: AlignReport, summary: Summary | None = None) -> list[str]:

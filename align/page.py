@@ -20,6 +20,7 @@ from agreement.robustness_report import SECTIONS, study_sections_html
 from align.analysis import is_too_few
 from align.figures import MAX_KDE_FIGURES, slug
 from align.pipeline import AlignReport
+from align.text import number_text, rank_text
 
 # the headings of a slice's kappa (Figure 6, the heatmaps): 'all' is not a thing to slice by
 SLICE_TITLES = {"all": "Kappa over all items", "language": "Kappa by language",
@@ -69,10 +70,6 @@ def _table(frame: pd.DataFrame | None, columns: list[str] | None = None, limit: 
     return ("<div class='scroll'>" + shown.to_html(
         index=False, float_format=lambda v: f"{v:.3f}", na_rep="–", classes="t", border=0,
         escape=escape) + "</div>" + more)
-
-
-def _number(value, digits: int = 3) -> str:
-    return "–" if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
 
 def ci_axis(ranked: pd.DataFrame) -> tuple[float, float]:
@@ -143,24 +140,20 @@ def ranked_configurations(report: AlignReport, slice_name: str = "all",
                               na_position="last").drop(columns="_rank")
 
 
-def _rank_text(value) -> str:
-    return "–" if value is None or pd.isna(value) else str(int(value))
-
-
 def _ranked_table(ranked: pd.DataFrame) -> str:
     """kappa and its interval right after the name, so that they show in a narrow window."""
     axis = ci_axis(ranked)
     rows = []
     for r in ranked.itertuples():
-        rank = _rank_text(r.rank)
+        rank = rank_text(r.rank)
         rows.append(
             f"<tr class='{'r1' if rank == '1' else ''}'><td class='n'>{rank}</td>"
             f"<td class='key'>{html.escape(str(r.key))}</td>"
-            f"<td class='n'>{'too few' if r.too_few else _number(r.kappa)}</td>"
+            f"<td class='n'>{'too few' if r.too_few else number_text(r.kappa)}</td>"
             f"<td class='ci'>{_ci_bar(r.kappa, r.kappa_low, r.kappa_high, axis)} "
-            f"<span class='meta'>{_number(r.kappa_low, 2)}–{_number(r.kappa_high, 2)}</span></td>"
-            f"<td class='n'>{r.n}</td><td>{r.kind}</td><td class='n'>{_number(r.kendall)}</td>"
-            f"<td class='n'>{_rank_text(r.kendall_rank)}</td>"
+            f"<span class='meta'>{number_text(r.kappa_low, 2)}–{number_text(r.kappa_high, 2)}</span></td>"
+            f"<td class='n'>{r.n}</td><td>{r.kind}</td><td class='n'>{number_text(r.kendall)}</td>"
+            f"<td class='n'>{rank_text(r.kendall_rank)}</td>"
             f"<td class='warn'>{html.escape(r.note)}</td></tr>")
     return ("<div class='scroll'><table class='t' id='ranked'><thead><tr><th>rank</th>"
             f"<th>configuration</th><th>kappa</th><th>95% CI (axis {axis[0]:.2f} to "
@@ -302,7 +295,7 @@ def _figure_sections(report: AlignReport, figures: dict[str, Path], n_keys: int,
         for key in fig5:
             row = kappa[(kappa.key == key) & (kappa.slice == "all")].iloc[0]
             cells.append(_figure(figures[f"fig5_kde_{slug(key)}"],
-                                 f"{key}: kappa {_number(row.kappa)}, regions {row.regions}"))
+                                 f"{key}: kappa {number_text(row.kappa)}, regions {row.regions}"))
         out.append("<div class='figs'>" + "".join(cells) + "</div>")
     if "fig11_context" in figures:
         context = report.context

@@ -9,6 +9,7 @@ import pandas as pd
 
 from align.analysis import is_too_few
 from align.pipeline import AlignReport
+from align.text import display_name, rank_text
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -30,10 +31,6 @@ def _ci(row) -> str:
     return f"{_fmt(row.kappa_low, 2)}–{_fmt(row.kappa_high, 2)}"
 
 
-def _rank(value) -> str:
-    return "–" if value is None or pd.isna(value) else str(int(value))
-
-
 def ranked_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows by slice (all first, then each slice's values), best kappa first within each."""
     if frame.empty:
@@ -42,12 +39,6 @@ def ranked_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(_slice=frame.slice.map(order).fillna(3)).sort_values(
         ["_slice", "slice_value", "kappa", "key"], ascending=[True, True, False, True],
         na_position="last").drop(columns="_slice")
-
-
-def _name(key: str) -> str:
-    from align.figures import short_key
-
-    return short_key(key).replace("\n", "")
 
 
 def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str]:
@@ -70,7 +61,7 @@ def significance_lines(report: AlignReport, slice_name: str = "all") -> list[str
                 f"({int(r.more_labels):,} more; {int(r.labels_if_known):,} were the resamples' lead "
                 f"of {r.resampled_lead:+.3f} certain; alpha {result.options.alpha}, power "
                 f"{result.options.power})")
-        lines.append(f"labels needed: {_name(r.best)} leads {_name(r.runner_up)} (same rank) "
+        lines.append(f"labels needed: {display_name(r.best)} leads {display_name(r.runner_up)} (same rank) "
                      f"by {r.delta:+.3f} kappa (p = {r.p_value:.3f}, n = {r.n:,}); {more}")
     return lines
 
@@ -114,7 +105,7 @@ def print_table(report: AlignReport, console=None) -> None:
         return frame[frame.slice != "model"]
 
     def name(key: str) -> str:
-        return escape(_name(key))
+        return escape(display_name(key))
 
     print_answers(report, console)
     kappa = ranked_rows(terminal_rows(report.metrics.kappa))
@@ -134,7 +125,7 @@ def print_table(report: AlignReport, console=None) -> None:
             note = "; ".join(notes)
             regions = getattr(r, "regions", "")
             table.add_row(name(r.key), r.slice_value if r.slice != "all" else "all", str(r.n),
-                          _kappa(r), _ci(r), _rank(getattr(r, "rank", None)),
+                          _kappa(r), _ci(r), rank_text(getattr(r, "rank", None)),
                           regions if isinstance(regions, str) else "", note)
         console.print(table)
     noise = report.noise
@@ -160,7 +151,7 @@ def print_table(report: AlignReport, console=None) -> None:
             table.add_row(escape(r.key), f"{r.slice}={r.slice_value}", str(r.n),
                           _fmt(r.failure_rate, 2),
                           _kappa(r), _ci(r),
-                          _rank(getattr(r, "rank", None)))
+                          rank_text(getattr(r, "rank", None)))
         console.print(table)
     for line in significance_lines(report):
         console.print(escape(line))
