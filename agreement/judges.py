@@ -232,10 +232,15 @@ class JudgeAgreement:
                 **{k: v for k, v in self.statuses.items() if k != "verdicts"}}
 
 
+def usable_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts that say something: ok, with an accuracy label."""
+    return verdicts[(verdicts.status == OK) & verdicts.accuracy.notna()]
+
+
 def usable_pairs(verdicts: pd.DataFrame, labels: Mapping[int, str]) -> pd.DataFrame:
     """The verdicts that count for agreement, one per generation, by generation id."""
-    usable = verdicts[(verdicts.status == OK) & verdicts.accuracy.notna()
-                      & verdicts.generation_id.isin(list(labels))]
+    usable = usable_verdicts(verdicts)
+    usable = usable[usable.generation_id.isin(list(labels))]
     return usable.sort_values("generation_id").drop_duplicates("generation_id")
 
 
@@ -260,4 +265,5 @@ def judge_agreement(verdicts: pd.DataFrame, labels: Mapping[int, str], bootstrap
 
 
 __all__ = ["FAILURE_STATUSES", "JudgeAgreement", "OK", "VERDICT_COLUMNS", "config_names",
-           "judge_agreement", "load_verdicts", "settings_of", "status_counts", "usable_pairs"]
+           "judge_agreement", "load_verdicts", "settings_of", "status_counts", "usable_pairs",
+           "usable_verdicts"]

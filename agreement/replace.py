@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from agreement.alt_test import DEFAULT_Q, MIN_HUMANS_PER_ITEM, MIN_ITEMS_PER_HUMAN, alt_test
-from agreement.judges import OK
+from agreement.judges import usable_verdicts
 from agreement.statistics import encode_labels
 from taxonomy import ACCURACY_LABELS
 
@@ -45,7 +45,7 @@ def replace_tables(annotations: pd.DataFrame, verdicts: pd.DataFrame | None,
     languages = sorted(set(language))
     slices = [("all", "all", np.ones(len(items), dtype=bool))] + [
         ("language", value, language == value) for value in languages if len(languages) > 1]
-    usable = verdicts[(verdicts.status == OK) & verdicts.accuracy.notna()]
+    usable = usable_verdicts(verdicts)
     rows, per_annotator = [], []
     for key, judged in usable.groupby("key", sort=True):
         judged = judged.drop_duplicates("generation_id")

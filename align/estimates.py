@@ -62,10 +62,10 @@ class Predictions:
 def judge_predictions(verdicts: pd.DataFrame, generations: pd.DataFrame) -> list[Predictions]:
     """One `Predictions` per judge run or jury (its key): its ok verdicts' labels, one per
     generation (`generations`: generation_id, target_id, model, language, human)."""
-    from agreement.judges import OK
+    from agreement.judges import usable_verdicts
     from agreement.statistics import encode_labels
 
-    usable = verdicts[(verdicts.status == OK) & verdicts.accuracy.notna()]
+    usable = usable_verdicts(verdicts)
     out = []
     for key, rows in usable.groupby("key", sort=True):
         rows = rows.drop_duplicates("generation_id")

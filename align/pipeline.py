@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from agreement.judges import usable_verdicts
 from agreement.labels import DEFAULT_POLICY, describe_policy
 from agreement.robustness import study_tables
 from align import analysis
@@ -234,8 +235,7 @@ def align_frames(scores: pd.DataFrame, labels: pd.DataFrame, options: AlignOptio
     labelled = set(labels.generation_id[labels.label.notna()]) if len(labels) else set()
     covered = set(scored.generation_id[scored.noise == "none"].dropna()) if len(scored) else set()
     if verdicts is not None and len(verdicts):
-        covered |= set(verdicts.generation_id[(verdicts.status == "ok")
-                                              & verdicts.accuracy.notna()])
+        covered |= set(usable_verdicts(verdicts).generation_id)
     report.compared = len(labelled & covered)
     compare_configurations(report, verdicts)  # correlations always; tests as options.significance
     if annotations is not None and annotations.annotator.nunique() > 1:
