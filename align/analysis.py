@@ -24,10 +24,7 @@ from agreement.statistics import (
 from align.evaluation import Evaluation, evaluate, noise_separation
 from align.kde import (
     DEFAULT_GRID_SIZE,
-    KDEFit,
-    fit_kde_thresholds,
-    ordered_direction,
-    ordered_thresholds,
+    fit_classifier,
 )
 from align.thresholds import Thresholds
 from taxonomy import ACCURACY_LABELS
@@ -200,13 +197,10 @@ def align_metrics(scores: pd.DataFrame, labels: pd.DataFrame, slices: Sequence[s
                             raise ValueError(f"no saved thresholds for {tkey}")
                         source = "saved"
                     else:
-                        fit = fit_kde_thresholds(x, hl, order, weighting, bandwidth, grid_size)
+                        fit, reordered = fit_classifier(x, hl, order, weighting, bandwidth,
+                                                        grid_size, monotone, direction_of[key])
                         t = fit.thresholds
-                        source = "fitted"
-                        if monotone:
-                            t = ordered_thresholds(fit, ordered_direction(x, hl, direction_of[key]))
-                            source = "fitted" if t is fit.thresholds else "fitted, ordered"
-                            fit = KDEFit(t, fit.grid, fit.log_density, fit.score_range)
+                        source = "fitted, ordered" if reordered else "fitted"
                         if keep_fits:
                             fits[(key, slice_name, value)] = fit
                     thresholds[tkey] = t

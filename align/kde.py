@@ -334,6 +334,22 @@ def fit_kde_thresholds(scores: Sequence[float], human: Sequence[Any],
                   score_range=(float(x.min()), float(x.max())))
 
 
+def fit_classifier(x: np.ndarray, codes: np.ndarray, labels: Sequence[Any],
+                   weighting: str = "equal", bandwidth: str | float = "scott",
+                   grid_size: int = DEFAULT_GRID_SIZE, monotone: bool = False,
+                   higher_is_better: bool | None = None) -> tuple[KDEFit, bool]:
+    """The KDE classifier as align fits it: `fit_kde_thresholds`, and with `monotone` its regions
+    put in order (`ordered_thresholds`, the direction by `ordered_direction`). Returns the fit
+    (carrying the thresholds used) and whether ordering changed them."""
+    fit = fit_kde_thresholds(x, codes, labels, weighting, bandwidth, grid_size)
+    if not monotone:
+        return fit, False
+    t = ordered_thresholds(fit, ordered_direction(x, codes, higher_is_better))
+    if t is fit.thresholds:
+        return fit, False
+    return KDEFit(t, fit.grid, fit.log_density, fit.score_range), True
+
+
 def ordered_direction(x: np.ndarray, codes: np.ndarray, higher_is_better: bool | None) -> bool:
     """Which way ordered regions run (True: better labels upwards): the metric's own direction
     where known, else the data's (Spearman with the human codes; upwards when it is undefined)."""

@@ -262,7 +262,7 @@ def study_answers(report: AlignReport, verdicts: pd.DataFrame | None,
                   ) -> StudyAnswers:
     """Model quality, judge-assisted estimates and the alternative annotator test
     (`align.questions`), metrics cross-fitted with the thresholds this run fits."""
-    from align.kde import fit_kde_thresholds, ordered_direction, ordered_thresholds
+    from align.kde import fit_classifier
     from align.questions import answer_questions, generations_from
 
     options = report.options
@@ -270,11 +270,8 @@ def study_answers(report: AlignReport, verdicts: pd.DataFrame | None,
     codes = tuple(range(len(ACCURACY_LABELS)))
 
     def fit(key, x, human):
-        fitted = fit_kde_thresholds(x, human, codes, options.weighting, options.bandwidth,
-                                    options.grid_size)
-        if not options.monotone:
-            return fitted.thresholds
-        return ordered_thresholds(fitted, ordered_direction(x, human, direction.get(key)))
+        return fit_classifier(x, human, codes, options.weighting, options.bandwidth,
+                              options.grid_size, options.monotone, direction.get(key))[0].thresholds
 
     if generations is None:
         generations = generations_from(report.scores, verdicts)
