@@ -21,10 +21,10 @@ Pure numpy; values per estimand as `agreement.ppi` takes them (one column per es
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
+from agreement.statistics import as_columns, normal_quantile, normal_two_sided_p
 from nlce.cli import InputError
 
 MIN_PER_VALUE = 5  # pilot items a judge value needs before its own calibration and spread count
@@ -133,25 +133,20 @@ class ActiveEstimate:
     n: int  # pilot + planned generations the mean is over
 
 
-def _columns(values) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
-    return array[:, None] if array.ndim == 1 else array
-
-
 def active_parts(pilot_human, predicted, human, drawn, probabilities
                  ) -> tuple[np.ndarray, np.ndarray]:
     """(A, B): the estimator's summands are A + lam B, one per pilot and planned generation: for
     the pilot A = Y, B = 0; for a planned one A = Y drawn / pi (0 where not drawn) and
     B = Yhat (1 - drawn / pi), so that lam = 1 gives Yhat + (Y - Yhat) drawn / pi. A drawn
     generation must have its human label."""
-    predicted, human = _columns(predicted), _columns(human)
+    predicted, human = as_columns(predicted), as_columns(human)
     drawn = np.asarray(drawn, dtype=bool)
     if np.isnan(human[drawn]).any():
         raise ValueError("a drawn generation without its human label: estimate once it is "
                          "labelled, or count it out explicitly")
     weight = (drawn / np.asarray(probabilities, dtype=float))[:, None]
     labelled = np.where(drawn[:, None], human, 0.0) * weight
-    pilot = _columns(pilot_human) if np.size(pilot_human) else np.empty((0, predicted.shape[1]))
+    pilot = as_columns(pilot_human) if np.size(pilot_human) else np.empty((0, predicted.shape[1]))
     return (np.concatenate([pilot, labelled]),
             np.concatenate([np.zeros_like(pilot), predicted * (1 - weight)]))
 
@@ -174,7 +169,7 @@ def active_mean(pilot_human, predicted, human, drawn, probabilities,
     terms = a + lam * b
     estimate = terms.mean(axis=0)
     se = terms.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(terms.shape[1], np.nan)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    z = normal_quantile(confidence)
     return ActiveEstimate(estimate, estimate - z * se, estimate + z * se, se, lam, n)
 
 
@@ -184,9 +179,7 @@ def active_difference(a: ActiveEstimate, b: ActiveEstimate) -> tuple[np.ndarray,
     se = np.sqrt(a.se ** 2 + b.se ** 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(delta) / se
-    p = np.array([2 * (1 - NormalDist().cdf(float(v))) if np.isfinite(v) else np.nan
-                  for v in np.ravel(z)])
-    return delta, p
+    return delta, normal_two_sided_p(z)
 
 
 __all__ = ["ActiveEstimate", "MIN_PER_VALUE", "active_difference", "active_mean", "active_parts",

@@ -19,9 +19,10 @@ Arrays may be (n,) for one estimand or (n, d) for d estimands at once, each colu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
+
+from agreement.statistics import as_columns, normal_quantile, normal_two_sided_p
 
 
 @dataclass(frozen=True)
@@ -48,15 +49,6 @@ class MeanEstimate:
         return np.where(np.isfinite(ratio) & (self.se > 0), self.n_labelled * ratio, np.nan)
 
 
-def _columns(values) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
-    return array[:, None] if array.ndim == 1 else array
-
-
-def _z(confidence: float) -> float:
-    return NormalDist().inv_cdf(0.5 + confidence / 2)
-
-
 def power_tuning(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray) -> np.ndarray:
     """PPI++'s lam per column for a mean: cov(Y, Yhat) / ((1 + n/N) var(Yhat and Yhat_unlabeled)),
     the covariance with ddof 0 and the variance with ddof 1 (as ppi-python's `_calc_lam_glm`),
@@ -78,13 +70,13 @@ def _classical(y: np.ndarray, z: float):
 def ppi_mean(y, yhat, yhat_unlabeled, confidence: float = 0.95, lam=None) -> MeanEstimate:
     """PPI++ estimate of the mean of Y from labelled (Y, Yhat) and unlabelled Yhat: see the
     module. `lam` fixes the power tuning (1: plain PPI, 0: the classical estimate)."""
-    y, yhat, unlabeled = _columns(y), _columns(yhat), _columns(yhat_unlabeled)
+    y, yhat, unlabeled = as_columns(y), as_columns(yhat), as_columns(yhat_unlabeled)
     n, big_n = len(y), len(unlabeled)
     if n < 1 or big_n < 1:
         raise ValueError(f"PPI needs labelled and unlabelled items, got {n} and {big_n}")
     lam = power_tuning(y, yhat, unlabeled) if lam is None else np.broadcast_to(
         np.asarray(lam, dtype=float), (y.shape[1],))
-    z = _z(confidence)
+    z = normal_quantile(confidence)
     estimate = lam * unlabeled.mean(axis=0) + (y - lam * yhat).mean(axis=0)
     se = np.sqrt((lam * unlabeled).var(axis=0) / big_n + (y - lam * yhat).var(axis=0) / n)
     return MeanEstimate(estimate, estimate - z * se, estimate + z * se, se, *_classical(y, z),
@@ -95,14 +87,14 @@ def crossppi_mean(y, yhat, yhat_unlabeled_by_fold, confidence: float = 0.95) -> 
     """Cross-PPI estimate of the mean of Y: `yhat` (n,) or (n, d) predicted for each labelled
     item by the model fitted without its fold, `yhat_unlabeled_by_fold` (N, K) or (N, K, d) by
     each of the K fold models (plain PPI on the fold-averaged predictions, no power tuning)."""
-    y, yhat = _columns(y), _columns(yhat)
+    y, yhat = as_columns(y), as_columns(yhat)
     folds = np.asarray(yhat_unlabeled_by_fold, dtype=float)
     folds = folds[:, :, None] if folds.ndim == 2 else folds
     n, big_n = len(y), len(folds)
     if n < 1 or big_n < 1:
         raise ValueError(f"cross-PPI needs labelled and unlabelled items, got {n} and {big_n}")
     averaged = folds.mean(axis=1)
-    z = _z(confidence)
+    z = normal_quantile(confidence)
     estimate = averaged.mean(axis=0) + (y - yhat).mean(axis=0)
     se = np.sqrt(averaged.var(axis=0) / big_n + (yhat - y).var(axis=0) / n)
     return MeanEstimate(estimate, estimate - z * se, estimate + z * se, se, *_classical(y, z),
@@ -114,7 +106,7 @@ def two_sided_p(estimate: MeanEstimate, null: float = 0.0) -> np.ndarray:
     standard error as its interval (ppi-python's `ppi_mean_pval` given the same lam)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(estimate.estimate - null) / np.maximum(estimate.se, 1e-16)
-    return np.array([2 * (1 - NormalDist().cdf(float(v))) for v in np.ravel(z)])
+    return normal_two_sided_p(z)
 
 
 __all__ = ["MeanEstimate", "crossppi_mean", "power_tuning", "ppi_mean", "two_sided_p"]

@@ -22,12 +22,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import combinations
-from statistics import NormalDist
 
 import numpy as np
 
 from agreement.significance import BLOCK_ELEMENTS, swap_patterns
-from agreement.statistics import encode_labels, percentile_interval
+from agreement.statistics import encode_labels, normal_quantile, percentile_interval
 from taxonomy import ACCURACY_LABELS
 
 
@@ -68,7 +67,7 @@ def wilson_interval(successes, n, confidence: float = 0.95) -> tuple[np.ndarray,
     """
     k = np.asarray(successes, dtype=float)
     n = np.asarray(n, dtype=float)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    z = normal_quantile(confidence)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / n
         denominator = 1 + z * z / n

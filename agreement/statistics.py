@@ -37,7 +37,8 @@ ALPHA_LEVELS = ("nominal", "ordinal", "interval")
 __all__ = [
     "Confusion", "weighted_kappa", "krippendorff_alpha", "confusion", "bootstrap_ci",
     "code_precision_recall", "pairwise_kappa", "encode_labels", "kappa_from_counts",
-    "bootstrap_counts", "percentile_interval",
+    "bootstrap_counts", "percentile_interval", "normal_quantile", "normal_two_sided_p",
+    "as_columns",
 ]
 
 
@@ -337,6 +338,27 @@ def bootstrap_ci(y_true: Sequence[Any], y_pred: Sequence[Any],
         samples = np.array([statistic(list(truth[i]), list(pred[i]), labels=labels, **kwargs)
                             for i in idx], dtype=float)
     return (estimate, *percentile_interval(samples, confidence))
+
+
+def normal_quantile(confidence: float) -> float:
+    """z of a two-sided normal `confidence` interval (1.96 at 0.95)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def normal_two_sided_p(z) -> np.ndarray:
+    """Two-sided normal p-values of |z| statistics, element-wise; nan where z is not finite."""
+    from statistics import NormalDist
+
+    return np.array([2 * (1 - NormalDist().cdf(float(v))) if np.isfinite(v) else np.nan
+                     for v in np.ravel(z)])
+
+
+def as_columns(values) -> np.ndarray:
+    """A float array with one column per estimand: (n,) becomes (n, 1), (n, d) stays."""
+    array = np.asarray(values, dtype=float)
+    return array[:, None] if array.ndim == 1 else array
 
 
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
