@@ -1,7 +1,7 @@
 """The answers first: what the terminal and report.html open with, from one summary of a report.
 
 1. per language (and over all), the generating models ranked by human-judged quality, with
-   intervals and compact letters (`align.quality.ranked_models`);
+   intervals and compact letters (`StudyAnswers.ranking`, `align.quality.ranked_models`);
 2. which metric and which judge agree best with the humans (kappa over all items, its rank);
 3. which judges pass the alternative annotator test (`replace.csv`);
 4. how many human labels each judge is worth (`estimates.csv`, mean score over all items).
@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from align.pipeline import AlignReport
-from align.quality import ranked_models
 from align.text import display_name, number_text
 
 
@@ -42,8 +41,7 @@ class Summary:
 def summarise(report: AlignReport) -> Summary:
     answers = report.answers
     alpha = report.options.alpha
-    ranking = (ranked_models(answers.quality, answers.quality_tests, alpha) if answers is not None
-               else pd.DataFrame())
+    ranking = answers.ranking if answers is not None else pd.DataFrame()
     summary = Summary(ranking=ranking, alpha=alpha, epsilon=report.options.alt_epsilon)
     for kind, result in (("metric", report.metrics), ("judge", report.judges)):
         if result is None or result.kappa.empty:
@@ -134,15 +132,21 @@ def ranking_grid(summary: Summary) -> tuple[list[str], list[tuple[str, list[str]
     return groups, [(display_name(m), [cell.get((g, m), "") for g in groups]) for m in models]
 
 
+def _blocks(report: AlignReport, summary: Summary) -> list[tuple[str, list[str]]]:
+    """The answers after the ranking as (line, lines under it): what both views print."""
+    blocks = [(_best_line("metric", summary.best.get("metric")), [])]
+    if report.judges is not None:
+        blocks.append((_best_line("judge", summary.best.get("judge")), []))
+    for lines in (_replace_lines(summary), _worth_lines(summary)):
+        if lines:
+            blocks.append((lines[0], lines[1:]))
+    return blocks
+
+
 def answer_lines(report: AlignReport, summary: Summary | None = None) -> list[str]:
     """The answers after the ranking, as plain lines (the caller escapes rich markup)."""
-    summary = summary or summarise(report)
-    lines = [_best_line("metric", summary.best.get("metric"))]
-    if report.judges is not None:
-        lines.append(_best_line("judge", summary.best.get("judge")))
-    lines.extend(_replace_lines(summary))
-    lines.extend(_worth_lines(summary))
-    return lines
+    return [line for head, subs in _blocks(report, summary or summarise(report))
+            for line in (head, *subs)]
 
 
 def answers_html(report: AlignReport, figure: str = "") -> str:
@@ -167,12 +171,7 @@ def answers_html(report: AlignReport, figure: str = "") -> str:
                      f"Holm within each column, alpha {summary.alpha}). Shares with Wilson "
                      "intervals: <a href='quality.csv'>quality.csv</a>; every pair: "
                      "<a href='quality_tests.csv'>quality_tests.csv</a>.</p>")
-    blocks = [(_best_line("metric", summary.best.get("metric")), [])]
-    if report.judges is not None:
-        blocks.append((_best_line("judge", summary.best.get("judge")), []))
-    for lines in (_replace_lines(summary), _worth_lines(summary)):
-        if lines:
-            blocks.append((lines[0], lines[1:]))
+    blocks = _blocks(report, summary)
     parts.append("<ul class='answers'>" + "".join(
         f"<li>{html.escape(text)}" + ("<ul>" + "".join(f"<li>{html.escape(s.strip())}</li>"
                                                         for s in subs) + "</ul>" if subs else "")

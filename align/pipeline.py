@@ -278,7 +278,7 @@ def study_answers(report: AlignReport, verdicts: pd.DataFrame | None,
     return answer_questions(report.labels, annotations, generations, verdicts, report.scores,
                             fit, policy=report.label_policy, resamples=options.bootstrap,
                             seed=options.seed, alt_scoring=options.alt_scoring,
-                            alt_epsilon=options.alt_epsilon)
+                            alt_epsilon=options.alt_epsilon, alpha=options.alpha)
 
 
 def compare_configurations(report: AlignReport, verdicts: pd.DataFrame | None) -> None:

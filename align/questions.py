@@ -24,7 +24,14 @@ from align.estimates import (
     metric_predictions,
     slice_totals,
 )
-from align.quality import code_shares, quality_frame, quality_table, quality_tests, slices_for
+from align.quality import (
+    code_shares,
+    quality_frame,
+    quality_table,
+    quality_tests,
+    ranked_models,
+    slices_for,
+)
 from taxonomy import ACCURACY_LABELS
 
 
@@ -38,6 +45,9 @@ class StudyAnswers:
     replace: pd.DataFrame
     replace_annotators: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    # the models ranked per group with compact letters (`align.quality.ranked_models`): what
+    # the terminal, the report's table and its figure show; not a file of its own
+    ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"quality": self.quality, "quality_tests": self.quality_tests,
@@ -60,7 +70,8 @@ def generations_from(scores: pd.DataFrame, verdicts: pd.DataFrame | None) -> pd.
 def answer_questions(labels: pd.DataFrame, annotations: pd.DataFrame | None,
                      generations: pd.DataFrame, verdicts: pd.DataFrame | None,
                      scores: pd.DataFrame, fit, *, policy: str, resamples: int, seed: int,
-                     alt_scoring: str, alt_epsilon: float) -> StudyAnswers:
+                     alt_scoring: str, alt_epsilon: float, alpha: float = 0.05
+                     ) -> StudyAnswers:
     """Every table of `StudyAnswers` (see the module). `generations`: one row per generation
     of the aligned datasets (generation_id, target_id, model, language); `fit(key, x, codes)`: the
     thresholds align fits (`align.estimates.metric_predictions`)."""
@@ -102,9 +113,11 @@ def answer_questions(labels: pd.DataFrame, annotations: pd.DataFrame | None,
         notes.append("replace: no judge run to test against the annotators")
     elif annotations is None or annotations.annotator.nunique() < 2:
         notes.append("replace: the alternative annotator test needs 2 or more annotators")
+    quality, tests_of_quality = (quality_table(labelled, policy, slices),
+                                 quality_tests(labelled, resamples, seed, slices))
     return StudyAnswers(
-        quality=quality_table(labelled, policy, slices),
-        quality_tests=quality_tests(labelled, resamples, seed, slices),
+        quality=quality, quality_tests=tests_of_quality,
+        ranking=ranked_models(quality, tests_of_quality, alpha),
         code_shares=code_shares(labelled, policy, slices),
         estimates=pd.DataFrame(estimates, columns=ESTIMATE_COLUMNS),
         estimate_tests=pd.DataFrame(tests, columns=ESTIMATE_TEST_COLUMNS),

@@ -119,12 +119,9 @@ def report_figures(report: AlignReport, kde_limit: int = MAX_KDE_FIGURES
     out: dict[str, list[tuple[str, Any]]] = {}
     result = report.metrics
     if report.answers is not None and not report.answers.quality.empty:
-        from align.quality import ranked_models
-
-        ranked = ranked_models(report.answers.quality, report.answers.quality_tests,
-                               report.options.alpha)
         out["Table 2: mean score per model and language"] = [
-            ("quality_models", figures.quality_plot(ranked, report.options.alpha))]
+            ("quality_models", figures.quality_plot(report.answers.ranking,
+                                                    report.options.alpha))]
     if not report.scores.empty and not report.labels.empty:
         out["Figure 2: scores coloured by human label"] = [
             ("fig2_strip", figures.strip_plot(report.scores, report.labels))]
