@@ -461,9 +461,9 @@ def compare(configurations: dict[tuple[str, str], list[Configuration]],
                 p_better[position[row.b], position[row.a]] = row.p_value
             cluster = assign_ranks(p_better, options.alpha)
             ranks.extend({"slice": slice_name, "slice_value": value, "statistic": statistic,
-                          "key": c.key, "value": work.compared(c, statistic)[0], "rank": r,
-                          "near_all_ties": work.compared(c, statistic)[1]}
-                         for c, r in zip(order, cluster))
+                          "key": c.key, "value": ranked_by, "rank": r, "near_all_ties": near}
+                         for c, r in zip(order, cluster)
+                         for ranked_by, near in [work.compared(c, statistic)])
             needed.extend(_needed_rows(slice_name, value, statistic, order, cluster, tests,
                                        options.alpha, options.power))
             if statistic in BOOTSTRAPPED:
