@@ -97,7 +97,8 @@ def make(args) -> int:
         with session_scope(url) as session:
             draft = make_plan(session, request, acting=OPERATOR)
             write_csv(part, draft.rows(), header=PLAN_COLUMNS)  # before the commit: all or none
-            assigned = assign_plan(session, draft.name, acting=OPERATOR) if args.assign else None
+            assigned = assign_plan(session, draft.name, acting=OPERATOR,
+                                   labelled=draft.labelled) if args.assign else None
         os.replace(part, out)
     finally:
         part.unlink(missing_ok=True)

@@ -89,7 +89,8 @@ def _confirm(lead, request: service.PlanRequest, draft: service.PlanDraft) -> No
     try:
         with ui.db() as session:  # one transaction: the plan, its generations, the assignments
             made = service.make_plan(session, request, acting=lead.id, preview=draft)
-            assigned = service.assign_plan(session, made.name, acting=lead.id)
+            assigned = service.assign_plan(session, made.name, acting=lead.id,
+                                           labelled=made.labelled)
     except service.AnnotateError as error:
         st.error(_refusal(error))
         return

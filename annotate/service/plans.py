@@ -17,6 +17,7 @@ whose message key lets the page say them in the lead's language.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -108,6 +109,9 @@ class PlanDraft:
     pilot: dict[int, float] = field(repr=False)
     planned: tuple[PlannedItem, ...] = field(repr=False)
     left_out: int = 0  # generations of the slice without an ok verdict of the predictor
+    # the slice's generations with a human label under the policy, as the draft read them:
+    # what `assign_plan` skips, handed over where it runs in the same transaction
+    labelled: frozenset[int] = field(default=frozenset(), repr=False, compare=False)
 
     @property
     def drawn(self) -> list[PlannedItem]:
@@ -313,7 +317,8 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
         compare=_compare(request.compare, language, models, {r[3] for r in usable}),
         method=method, uniform=scale is None,
         pilot={usable[i][0]: float(value[i]) for i in np.flatnonzero(in_pilot)},
-        planned=planned, left_out=len(rows) - len(usable))
+        planned=planned, left_out=len(rows) - len(usable),
+        labelled=frozenset(r[0] for r in rows if r[0] in labels))
 
 
 # ---------------------------------------------------------------- storing and assigning
@@ -361,14 +366,18 @@ class PlanAssigned(Assigned):
     held: int = 0  # of those: already in the queue of an active annotator of their language
 
 
-def assign_plan(session: Session, name: str, *, acting: int | Operator) -> PlanAssigned:
+def assign_plan(session: Session, name: str, *, acting: int | Operator,
+                labelled: Collection[int] | None = None) -> PlanAssigned:
     """Give the plan's drawn generations that still have no human label (under the plan's
     label policy) to active annotators who speak their language, one each: the least loaded
     (open items in their queue) first, never to one who holds it already; stratified by
-    language and model, seeded by the plan's seed (service.assign_items' machinery)."""
+    language and model, seeded by the plan's seed (service.assign_items' machinery).
+    `labelled`: the labelled generations where the caller has them from this transaction (the
+    `PlanDraft.labelled` of `make_plan`); None: read and resolved here."""
     require_role(session, acting, "assign")
     plan = _stored(session, name)
-    labels = resolve(load_votes(session), load_gold(session), plan.label_policy)
+    if labelled is None:
+        labelled = resolve(load_votes(session), load_gold(session), plan.label_policy)
     rows = session.execute(with_source(
         select(m.LabelPlanItem.generation_id, TARGET_LANGUAGE, m.Generation.model)
         .join(m.Generation, m.Generation.id == m.LabelPlanItem.generation_id)
@@ -376,7 +385,7 @@ def assign_plan(session: Session, name: str, *, acting: int | Operator) -> PlanA
         .where(m.LabelPlanItem.plan_id == plan.id, m.LabelPlanItem.drawn.is_(True),
                m.LabelPlanItem.pilot.is_(False))
         .order_by(m.LabelPlanItem.generation_id)).all()
-    items = [ItemRef(*row) for row in rows if row[0] not in labels]
+    items = [ItemRef(*row) for row in rows if row[0] not in labelled]
     people = _speakers(session)
     eligible = {a.id for a in people}
     holders: dict[int, set[int]] = defaultdict(set)

@@ -198,7 +198,11 @@ def test_the_drawn_generations_go_to_active_speakers_fairly_and_once(team):
         held = _draft(url, **request.__dict__).drawn[0]
         add_assignments(session, [(held.generation_id, ids["bas"])])  # in bas's queue already
         nl = service.make_plan(session, request, acting=service.OPERATOR)
-        assigned = service.assign_plan(session, nl.name, acting=service.OPERATOR)
+        # what the draft read in this transaction (the command's and the page's way); el below
+        # and the second round read and resolve the labels themselves
+        assert set(nl.pilot) <= nl.labelled <= team["pilot"]
+        assigned = service.assign_plan(session, nl.name, acting=service.OPERATOR,
+                                       labelled=nl.labelled)
         el = service.make_plan(session, replace(request, language="el", budget=5),
                                acting=service.OPERATOR)
         service.assign_plan(session, el.name, acting=service.OPERATOR)
