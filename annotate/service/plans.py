@@ -423,7 +423,7 @@ def plan_statuses(session: Session, *, acting: int | Operator, names=None,
     """[(agreement.plans.Plan, the label policy read, its plan_status table)] for the plans
     named (or all), oldest first: each read with its own label policy unless `labels` names
     one."""
-    from agreement.plans import load_plans, plan_status
+    from agreement.plans import plan_status, read_plans
 
     require_role(session, acting, "team_progress")
     if target_width is not None and not (0 < target_width <= 1):
@@ -438,7 +438,6 @@ def plan_statuses(session: Session, *, acting: int | Operator, names=None,
     for name, policy in session.execute(query).all():
         by_policy[labels or policy].append(name)
         order[name] = labels or policy
-    url = session.get_bind().url.render_as_string(hide_password=False)
     votes, gold = load_votes(session), load_gold(session)
     plans = {}
     for policy, members in by_policy.items():
@@ -446,7 +445,7 @@ def plan_statuses(session: Session, *, acting: int | Operator, names=None,
             resolved = resolve(votes, gold, policy)
         except InputError as error:
             raise PlanError("plan.error.reason", reason=str(error)) from error
-        for plan in load_plans(url, {g: r.accuracy for g, r in resolved.items()}, members):
+        for plan in read_plans(session, {g: r.accuracy for g, r in resolved.items()}, members):
             plans[plan.name] = plan
     return [(plans[name], policy, plan_status(plans[name], target_width))
             for name, policy in order.items()]

@@ -121,6 +121,21 @@ def test_a_plan_is_stored_whole_and_read_back_by_agreement_plans(team):
         assert (stored.label_policy, stored.seed, stored.budget) == ("auto", 0, 12.0)
 
 
+
+def test_the_stop_rule_reads_the_plans_in_the_callers_session(team):
+    """plan_statuses reads in the session it is given (the Team page's, the read-only one of
+    `--status`), not a second one of its own: it sees what that session sees."""
+    request = PlanRequest(dataset="synthetic", predictor=team["key"], budget=12, language="nl")
+    with session_scope(team["url"]) as session:
+        draft = service.make_plan(session, request, acting=service.OPERATOR)
+        session.flush()  # written in this transaction, not committed: no other session sees it
+        ((plan, policy, status),) = service.plan_statuses(session, acting=service.OPERATOR)
+        session.rollback()
+    assert (plan.name, policy, len(plan.frame)) == (draft.name, "auto",
+                                                    len(draft.pilot) + len(draft.planned))
+    assert set(status.plan) == {draft.name} and not status.decided.any()
+    assert plan_tables(team["url"]) == ([], [])
+
 @pytest.mark.parametrize("choices, key, says", [
     ({"budget": 500}, "plan.error.budget", "more than the"),
     ({"dataset": "nope"}, "plan.error.no_dataset", "No dataset named nope"),
