@@ -28,6 +28,7 @@ from agreement import active
 from agreement.judges import OK, config_names
 from agreement.labels import DEFAULT_POLICY, load_gold, load_votes, resolve
 from agreement.plans import estimand_value
+from agreement.statistics import encode_labels
 from annotate import i18n
 from annotate.service.accounts import Operator, all_annotators, require_role
 from annotate.service.assignment import (
@@ -47,7 +48,6 @@ ESTIMANDS = m.PLAN_ESTIMANDS
 PLAN_COLUMNS = ["plan", "generation_id", "item_id", "model", "language", "predictor_value",
                 "probability", "drawn"]
 MAX_NAME = 200
-_CODE = {label: i for i, label in enumerate(ACCURACY_LABELS)}
 
 
 class PlanError(AnnotateError):
@@ -267,15 +267,15 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
         labels = resolve(load_votes(session), load_gold(session), request.labels)
     except InputError as error:
         raise PlanError("plan.error.reason", reason=str(error)) from error
-    usable = [r for r in rows if r[4] == OK and r[5] in _CODE]
+    usable = [r for r in rows if r[4] == OK and r[5] in ACCURACY_LABELS]
     where = language or "all languages"
     if not usable:
         raise PlanError("plan.error.no_verdicts", predictor=key, dataset=request.dataset,
                         language=where)
-    judge = np.array([_CODE[r[5]] for r in usable])
+    judge = encode_labels([r[5] for r in usable], ACCURACY_LABELS)
     value = estimand_value(request.estimand, judge)
-    human = np.array([_CODE.get(getattr(labels.get(r[0]), "accuracy", None), -1)
-                      for r in usable])
+    human = encode_labels([getattr(labels.get(r[0]), "accuracy", None) for r in usable],
+                          ACCURACY_LABELS, allow_missing=True)  # -1: no human label
     in_pilot, pool = human >= 0, np.flatnonzero(human < 0)
     if pool.size == 0:
         raise PlanError("plan.error.no_pool", predictor=key, language=where)
