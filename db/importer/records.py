@@ -34,16 +34,9 @@ from db.importer.accounts import (
 )
 from db.importer.errors import ImportStats, Problems, Reject
 from db.importer.event_order import EventOrder, history_seq
-from db.importer.plans import PlanWriters
+from db.importer.plans import PlanWriters, first_difference
 from db.importer.results import ResultWriters
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
-
-
-def _differs(row, values: dict) -> bool:
-    return any(getattr(row, k) != v for k, v in values.items())
-
-
-
 
 
 class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
@@ -92,20 +85,25 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
         keeps when it was made), updated to them, or left unchanged (its own time kept)."""
         row = self.session.execute(select(model).filter_by(**key)).scalars().first()
         if row is None:
-            row = model(**key, **values)
-            for name, value in values.items():  # an explicit None must stay NULL, not the
-                setattr(row, name, null() if value is None else value)  # column default
-            if created_at is not None:
-                row.created_at = record_time(created_at, "created_at")
-            self.session.add(row)
-            self.session.flush()
-            return row, "created"
-        if _differs(row, values):
+            return self._create(model, key, values, created_at), "created"
+        if first_difference(row, values) is not None:
             for name, value in values.items():
                 setattr(row, name, value)
             self.session.flush()
             return row, "updated"
         return row, "unchanged"
+
+    def _create(self, model, key: dict, values: dict, created_at: str | None = None):
+        """A new row with `key` and `values` (and the record's `created_at`), where the caller
+        knows there is none."""
+        row = model(**key, **values)
+        for name, value in values.items():  # an explicit None must stay NULL, not the
+            setattr(row, name, null() if value is None else value)  # column default
+        if created_at is not None:
+            row.created_at = record_time(created_at, "created_at")
+        self.session.add(row)
+        self.session.flush()
+        return row
 
     # -------------------------------------------------------------- key resolution
     def dataset_id(self, name: str, create: bool = True) -> int:
