@@ -331,10 +331,11 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
                 saved = save_annotation(self.session, generation_id=generation_id,
                                         annotator_id=annotator_id, **past,
                                         note_limit=self.limits.text)
-                self.event_order.note(m.AnnotationEvent, seq, self.session.execute(
-                    select(m.AnnotationEvent.id).where(
-                        m.AnnotationEvent.annotation_id == saved.id,
-                        m.AnnotationEvent.revision == saved.revision)).scalar_one())
+                if seq is not None:  # its row's id, to be reordered by seq (event_order)
+                    self.event_order.note(m.AnnotationEvent, seq, self.session.execute(
+                        select(m.AnnotationEvent.id).where(
+                            m.AnnotationEvent.annotation_id == saved.id,
+                            m.AnnotationEvent.revision == saved.revision)).scalar_one())
                 event_times[saved.revision] = record_time(event.get("created_at"),
                                                     f"history[{i}].created_at")
             existing = get_annotation(self.session, generation_id, annotator_id)
@@ -436,6 +437,8 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
         except AnnotationError as error:
             raise Reject(str(error), field + "adjudicator") from None
         moment = record_time(rec.get("created_at"), field + "created_at")
+        if seq is None and moment is None:  # its history row is neither reordered nor dated
+            return outcome
         newest = self.session.execute(select(func.max(m.GoldLabelEvent.id)).where(
             m.GoldLabelEvent.gold_label_id == gold.id)).scalar_one()
         self.event_order.note(m.GoldLabelEvent, seq, newest)
