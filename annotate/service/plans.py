@@ -154,11 +154,11 @@ def plan_options(session: Session, *, acting: int | Operator) -> dict[str, list[
     """The page's choices: dataset names, the predictors' keys (runs with an ok verdict) and
     the targets' languages."""
     require_role(session, acting, "plan")
-    runs = list(session.execute(select(m.JudgeRun).where(m.JudgeRun.id.in_(
-        select(m.JudgeVerdict.run_id).where(m.JudgeVerdict.status == OK)))).scalars())
+    judged = session.execute(select(m.JudgeVerdict.run_id).where(m.JudgeVerdict.status == OK)
+                             .distinct()).scalars()
     names = config_names(list(session.execute(select(m.JudgeRun)).scalars()))
     return {"datasets": sorted(session.execute(select(m.Dataset.name)).scalars()),
-            "predictors": sorted(names[r.id] for r in runs),
+            "predictors": sorted(names[run_id] for run_id in judged),
             "languages": sorted(session.execute(with_source(
                 select(TARGET_LANGUAGE).select_from(m.Target)).distinct()).scalars())}
 

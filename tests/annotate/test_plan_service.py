@@ -162,6 +162,10 @@ def test_bad_input_is_refused_in_one_sentence_and_nothing_is_stored(team, choice
 def test_a_predictor_without_verdicts_a_one_class_pilot_and_a_mute_language(team):
     url = team["url"]
     broken = add_judge(url, model="broken", failed=10_000)  # every verdict a parse error
+    with session_scope(url) as session:  # the page offers only predictors with an ok verdict
+        options = service.plan_options(session, acting=service.OPERATOR)
+    assert options == {"datasets": ["synthetic"], "predictors": [team["key"]],
+                       "languages": ["el", "nl"]}
     with pytest.raises(PlanError, match="has no ok verdict on dataset synthetic"):
         _draft(url, predictor=broken["key"])
     with session_scope(url) as session:  # every pilot label "correct": one class
