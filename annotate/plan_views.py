@@ -79,7 +79,7 @@ def assign_by_need(lead) -> None:
 def _confirm(lead, request: service.PlanRequest, draft: service.PlanDraft) -> None:
     st.info(t("plan.summary", name=ui.plain(draft.name), pilot=len(draft.pilot),
               pool=len(draft.planned), left_out=draft.left_out,
-              expected=f"{sum(i.probability for i in draft.planned):.1f}",
+              expected=f"{draft.expected:.1f}",
               drawn=len(draft.drawn), per_language=draft.per_language(draft.drawn)))
     st.caption(t("plan.method", method=ui.plain(draft.method)))
     if draft.uniform:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 from sqlalchemy import and_, func, insert, select
@@ -117,6 +118,11 @@ class PlanDraft:
     def drawn(self) -> list[PlannedItem]:
         return [item for item in self.planned if item.drawn]
 
+    @property
+    def expected(self) -> float:
+        """The expected number of labels: the planned generations' probabilities summed."""
+        return sum(item.probability for item in self.planned)
+
     def per_language(self, items) -> str:
         counts = Counter(item.language for item in items)
         return ", ".join(f"{lang} {n}" for lang, n in sorted(counts.items())) or "-"
@@ -142,7 +148,7 @@ class PlanDraft:
             f"left out",
             f"  probabilities: {self.method}; at least {self.min_probability:g}, at most 1, "
             f"summing to the budget",
-            f"  expected labels {sum(i.probability for i in self.planned):.1f} (budget "
+            f"  expected labels {self.expected:.1f} (budget "
             f"{self.budget:g}), drawn {len(self.drawn)} ({self.per_language(self.drawn)}) "
             f"with seed {self.seed}"]
 
@@ -196,9 +202,18 @@ def _request_checks(request: PlanRequest) -> None:
         raise PlanError("plan.error.target_width", value=f"{width:g}")
 
 
-def _slice_rows(session: Session, dataset_id: int, language: str | None, run_id: int):
-    """(generation id, item name, model, language, the run's verdict status, accuracy) of the
-    slice's generations, by generation id."""
+class _SliceRow(NamedTuple):
+    generation_id: int
+    item_id: str  # the item's name (db.targets.target_name)
+    model: str
+    language: str
+    status: str | None  # the predictor run's verdict status (None: no verdict)
+    accuracy: str | None  # the verdict's accuracy label
+
+
+def _slice_rows(session: Session, dataset_id: int, language: str | None, run_id: int
+                ) -> tuple[list[_SliceRow], list[str]]:
+    """The slice's generations, by generation id, and the dataset's languages."""
     stmt = (with_source(select(m.Generation.id, m.Target.external_id, m.SourceFile.repo,
                                m.SourceFile.path, m.Target.span_start, m.Target.span_end,
                                m.Generation.model, TARGET_LANGUAGE, m.JudgeVerdict.status,
@@ -211,8 +226,10 @@ def _slice_rows(session: Session, dataset_id: int, language: str | None, run_id:
     languages = sorted({r[7] for r in rows})
     if language is not None:
         rows = [r for r in rows if r[7] == language]
-    return [(r[0], target_name(r[1], r[2], r[3], r[4], r[5]), r[6], r[7], r[8], r[9])
-            for r in rows], languages
+    return [_SliceRow(gid, target_name(external_id, repo, path, start, end), model, lang,
+                      status, accuracy)
+            for gid, external_id, repo, path, start, end, model, lang, status, accuracy in rows
+            ], languages
 
 
 def _speakers(session: Session) -> list:
@@ -267,25 +284,26 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
         labels = resolve(load_votes(session), load_gold(session), request.labels)
     except InputError as error:
         raise PlanError("plan.error.reason", reason=str(error)) from error
-    usable = [r for r in rows if r[4] == OK and r[5] in ACCURACY_LABELS]
+    usable = [r for r in rows if r.status == OK and r.accuracy in ACCURACY_LABELS]
     where = language or "all languages"
     if not usable:
         raise PlanError("plan.error.no_verdicts", predictor=key, dataset=request.dataset,
                         language=where)
-    judge = encode_labels([r[5] for r in usable], ACCURACY_LABELS)
+    judge = encode_labels([r.accuracy for r in usable], ACCURACY_LABELS)
     value = estimand_value(request.estimand, judge)
-    human = encode_labels([getattr(labels.get(r[0]), "accuracy", None) for r in usable],
+    human = encode_labels([getattr(labels.get(r.generation_id), "accuracy", None)
+                           for r in usable],
                           ACCURACY_LABELS, allow_missing=True)  # -1: no human label
     in_pilot, pool = human >= 0, np.flatnonzero(human < 0)
     if pool.size == 0:
         raise PlanError("plan.error.no_pool", predictor=key, language=where)
     if request.budget > pool.size:
         raise PlanError("plan.error.budget", budget=f"{request.budget:g}", pool=pool.size)
-    mute = sorted({usable[i][3] for i in pool}
+    mute = sorted({usable[i].language for i in pool}
                   - {lang for a in _speakers(session) for lang in a.languages})
     if mute:
         raise PlanError("plan.error.nobody_speaks", languages=", ".join(mute),
-                        count=sum(usable[i][3] in mute for i in pool))
+                        count=sum(usable[i].language in mute for i in pool))
     pilot_human = estimand_value(request.estimand, human[in_pilot])
     if in_pilot.any() and not request.uniform and len(np.unique(pilot_human)) < 2:
         raise PlanError("plan.error.one_class", n=int(in_pilot.sum()),
@@ -304,9 +322,9 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
     except InputError as error:
         raise PlanError("plan.error.reason", reason=str(error)) from error
     drawn = active.draw(pi, int(request.seed))
-    models = {r[2] for r in usable}
-    planned = tuple(PlannedItem(usable[i][0], usable[i][1], usable[i][2], usable[i][3],
-                                float(value[i]), float(p), bool(d))
+    models = {r.model for r in usable}
+    planned = tuple(PlannedItem(usable[i].generation_id, usable[i].item_id, usable[i].model,
+                                usable[i].language, float(value[i]), float(p), bool(d))
                     for i, p, d in zip(pool, pi, drawn))
     return PlanDraft(
         name=name, dataset=request.dataset,
@@ -314,11 +332,11 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
         language=language, budget=float(request.budget),
         min_probability=float(request.min_probability), seed=int(request.seed),
         label_policy=request.labels, target_width=request.target_width,
-        compare=_compare(request.compare, language, models, {r[3] for r in usable}),
+        compare=_compare(request.compare, language, models, {r.language for r in usable}),
         method=method, uniform=scale is None,
-        pilot={usable[i][0]: float(value[i]) for i in np.flatnonzero(in_pilot)},
+        pilot={usable[i].generation_id: float(value[i]) for i in np.flatnonzero(in_pilot)},
         planned=planned, left_out=len(rows) - len(usable),
-        labelled=frozenset(r[0] for r in rows if r[0] in labels))
+        labelled=frozenset(r.generation_id for r in rows if r.generation_id in labels))
 
 
 # ---------------------------------------------------------------- storing and assigning
