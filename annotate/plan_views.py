@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from agreement import plans
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP
 from annotate import service, ui
 from annotate.service.plans import ESTIMANDS
 from annotate.ui import t
 
 PREVIEW_KEY = "nlce_plan_preview"  # (request, draft) the lead saw, until stored or replaced
-STATUS_COLUMNS = ["estimand", "slice", "slice_value", "estimate", "ci_low", "ci_high", "width",
-                  "target_width", "labels_done", "still_drawn", "decided", "why"]
+# the stop rule's columns but the plan's name (each plan has a table of its own)
+STATUS_COLUMNS = [c for c in plans.STATUS_COLUMNS if c != "plan"]
 
 
 def _refusal(error: service.AnnotateError) -> str:
