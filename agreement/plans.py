@@ -63,40 +63,46 @@ def load_plans(url: str | None, labels: dict[int, str], names: Iterable[str] | N
                ) -> list[Plan]:
     """The plans stored at `url` (those named, or all), with `labels` (generation id -> human
     accuracy label, the caller's label policy) attached to their generations."""
+    with Session(get_engine(url)) as session:
+        return read_plans(session, labels, names)
+
+
+def read_plans(session: Session, labels: dict[int, str], names: Iterable[str] | None = None
+               ) -> list[Plan]:
+    """`load_plans` in the caller's session (the Team page's, `annotate.plan --status`'s)."""
     from agreement.judges import config_names
 
     wanted = list(names) if names else None
-    with Session(get_engine(url)) as session:
-        query = select(m.LabelPlan).order_by(m.LabelPlan.id)
-        if wanted:
-            query = query.where(m.LabelPlan.name.in_(wanted))
-        plans = list(session.execute(query).scalars())
-        names_of = config_names(list(session.execute(select(m.JudgeRun)).scalars()))
-        datasets = dict(session.execute(select(m.Dataset.id, m.Dataset.name)).all())
-        out = []
-        for plan in plans:
-            rows = session.execute(with_source(
-                select(m.LabelPlanItem.generation_id, m.Generation.target_id, m.Generation.model,
-                       TARGET_LANGUAGE, m.LabelPlanItem.pilot, m.LabelPlanItem.predictor_value,
-                       m.LabelPlanItem.probability, m.LabelPlanItem.drawn, m.JudgeVerdict.accuracy)
-                .join(m.Generation, m.Generation.id == m.LabelPlanItem.generation_id)
-                .join(m.Target, m.Target.id == m.Generation.target_id))
-                .outerjoin(m.JudgeVerdict, (m.JudgeVerdict.generation_id
-                                            == m.LabelPlanItem.generation_id)
-                           & (m.JudgeVerdict.run_id == plan.judge_run_id))
-                .where(m.LabelPlanItem.plan_id == plan.id)
-                .order_by(m.LabelPlanItem.generation_id)).all()
-            frame = pd.DataFrame([tuple(r) for r in rows], columns=[
-                "generation_id", "target_id", "model", "language", "pilot", "predictor_value",
-                "probability", "drawn", "accuracy"])
-            code = {label: i for i, label in enumerate(ACCURACY_LABELS)}
-            frame["judge"] = [code.get(a, -1) for a in frame.accuracy]
-            frame["human"] = [code.get(labels.get(g), -1) for g in frame.generation_id]
-            out.append(Plan(plan.name, datasets[plan.dataset_id],
-                            names_of.get(plan.judge_run_id, plan.predictor),
-                            plan.estimand, plan.language, plan.budget, plan.target_width,
-                            dict(plan.compare or {}), plan.method,
-                            frame.drop(columns="accuracy")))
+    query = select(m.LabelPlan).order_by(m.LabelPlan.id)
+    if wanted:
+        query = query.where(m.LabelPlan.name.in_(wanted))
+    plans = list(session.execute(query).scalars())
+    names_of = config_names(list(session.execute(select(m.JudgeRun)).scalars()))
+    datasets = dict(session.execute(select(m.Dataset.id, m.Dataset.name)).all())
+    out = []
+    for plan in plans:
+        rows = session.execute(with_source(
+            select(m.LabelPlanItem.generation_id, m.Generation.target_id, m.Generation.model,
+                   TARGET_LANGUAGE, m.LabelPlanItem.pilot, m.LabelPlanItem.predictor_value,
+                   m.LabelPlanItem.probability, m.LabelPlanItem.drawn, m.JudgeVerdict.accuracy)
+            .join(m.Generation, m.Generation.id == m.LabelPlanItem.generation_id)
+            .join(m.Target, m.Target.id == m.Generation.target_id))
+            .outerjoin(m.JudgeVerdict, (m.JudgeVerdict.generation_id
+                                        == m.LabelPlanItem.generation_id)
+                       & (m.JudgeVerdict.run_id == plan.judge_run_id))
+            .where(m.LabelPlanItem.plan_id == plan.id)
+            .order_by(m.LabelPlanItem.generation_id)).all()
+        frame = pd.DataFrame([tuple(r) for r in rows], columns=[
+            "generation_id", "target_id", "model", "language", "pilot", "predictor_value",
+            "probability", "drawn", "accuracy"])
+        code = {label: i for i, label in enumerate(ACCURACY_LABELS)}
+        frame["judge"] = [code.get(a, -1) for a in frame.accuracy]
+        frame["human"] = [code.get(labels.get(g), -1) for g in frame.generation_id]
+        out.append(Plan(plan.name, datasets[plan.dataset_id],
+                        names_of.get(plan.judge_run_id, plan.predictor),
+                        plan.estimand, plan.language, plan.budget, plan.target_width,
+                        dict(plan.compare or {}), plan.method,
+                        frame.drop(columns="accuracy")))
     return out
 
 
@@ -265,4 +271,4 @@ def _comparison(plan: Plan, alpha: float) -> str:
 
 
 __all__ = ["ESTIMANDS", "STATUS_COLUMNS", "Plan", "PlanEstimate", "estimand_value", "estimate",
-           "load_plans", "plan_rows", "plan_status", "waiting"]
+           "load_plans", "plan_rows", "plan_status", "read_plans", "waiting"]

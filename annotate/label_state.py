@@ -83,7 +83,7 @@ def _save_now(item: dict, user, status: str | None) -> bool:
                  codes=codes, note=note, seconds_spent=seconds, status=status,
                  expected_revision=item.get("revision"))
     try:
-        saved = _store(label)
+        saved, pace = _store(label, was, with_pace=True)
         # At once: the next access to st.session_state stops this run if a newer one has
         # started (see _save_lock), and that one must find the revision stored here. `item` is
         # a plain dict: writing it never stops the run.
@@ -110,15 +110,22 @@ def _save_now(item: dict, user, status: str | None) -> bool:
     if "lbl_queue" in S:
         S["lbl_queue"].record(item["gid"], saved.status, item.get("accuracy"))
     S["lbl_saved_at"] = time.strftime("%H:%M:%S")
-    if "done" in (was, saved.status):  # the pace of the header's time left, with this label
-        with ui.db() as session:
-            S["lbl_pace"] = service.median_done_seconds(session, user.id)
+    S.update(pace)
     return True
 
 
-def _store(label: dict) -> service.Saved:
+def _store(label: dict, was: str | None = None, *, with_pace: bool = False
+           ) -> tuple[service.Saved, dict]:
+    """Store `label`. `with_pace`: where the item is or was (`was`) done, the annotator's pace
+    with this label (the header's time left), read in the same session; returned as
+    {"lbl_pace": ...} (else {}) for the caller to put in st.session_state once the revision is
+    recorded (see _save_now)."""
     with ui.db() as session:
-        return service.save_label(session, **label)
+        saved = service.save_label(session, **label)
+        if with_pace and "done" in (was, saved.status):
+            return saved, {"lbl_pace": service.median_done_seconds(session,
+                                                                   label["annotator_id"])}
+        return saved, {}
 
 
 def _say_stale(label: dict) -> None:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from agreement.labels import POLICY_HELP
-from db.engine import add_database_argument, read_only_url, resolve_url, session_scope, shown_url
+from db.engine import add_database_argument, project_database, read_only_url, session_scope, shown_url
 from nlce.cli import EXIT_NOTHING_DONE, EXIT_OK, UserError, run_main
 
 PROG = "python -m annotate.plan"
@@ -91,13 +91,14 @@ def make(args) -> int:
                           min_probability=args.min_probability, seed=args.seed, name=args.name,
                           target_width=args.target_width, compare=args.compare,
                           labels=args.labels or DEFAULT_POLICY, uniform=args.uniform)
-    url = resolve_url(args.db)
+    url = project_database(args.db)  # an existing project database: a typo makes none
     part = out.with_name(f".{out.name}.part-{os.getpid()}")
     try:
         with session_scope(url) as session:
             draft = make_plan(session, request, acting=OPERATOR)
             write_csv(part, draft.rows(), header=PLAN_COLUMNS)  # before the commit: all or none
-            assigned = assign_plan(session, draft.name, acting=OPERATOR) if args.assign else None
+            assigned = assign_plan(session, draft.name, acting=OPERATOR,
+                                   labelled=draft.labelled) if args.assign else None
         os.replace(part, out)
     finally:
         part.unlink(missing_ok=True)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from agreement import plans
 from agreement.labels import DEFAULT_POLICY, POLICY_HELP
 from annotate import service, ui
 from annotate.service.plans import ESTIMANDS
 from annotate.ui import t
 
 PREVIEW_KEY = "nlce_plan_preview"  # (request, draft) the lead saw, until stored or replaced
-STATUS_COLUMNS = ["estimand", "slice", "slice_value", "estimate", "ci_low", "ci_high", "width",
-                  "target_width", "labels_done", "still_drawn", "decided", "why"]
+# the stop rule's columns but the plan's name (each plan has a table of its own)
+STATUS_COLUMNS = [c for c in plans.STATUS_COLUMNS if c != "plan"]
 
 
 def _refusal(error: service.AnnotateError) -> str:
@@ -79,7 +80,7 @@ def assign_by_need(lead) -> None:
 def _confirm(lead, request: service.PlanRequest, draft: service.PlanDraft) -> None:
     st.info(t("plan.summary", name=ui.plain(draft.name), pilot=len(draft.pilot),
               pool=len(draft.planned), left_out=draft.left_out,
-              expected=f"{sum(i.probability for i in draft.planned):.1f}",
+              expected=f"{draft.expected:.1f}",
               drawn=len(draft.drawn), per_language=draft.per_language(draft.drawn)))
     st.caption(t("plan.method", method=ui.plain(draft.method)))
     if draft.uniform:
@@ -89,7 +90,8 @@ def _confirm(lead, request: service.PlanRequest, draft: service.PlanDraft) -> No
     try:
         with ui.db() as session:  # one transaction: the plan, its generations, the assignments
             made = service.make_plan(session, request, acting=lead.id, preview=draft)
-            assigned = service.assign_plan(session, made.name, acting=lead.id)
+            assigned = service.assign_plan(session, made.name, acting=lead.id,
+                                           labelled=made.labelled)
     except service.AnnotateError as error:
         st.error(_refusal(error))
         return

@@ -39,7 +39,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from testing.bench import run  # noqa: E402
 
-SCORE = {"incorrect": 0.0, "partial": 0.5, "correct": 1.0}
 LEVELS = np.array([0.0, 0.5, 1.0])
 
 
@@ -121,9 +120,11 @@ def main(argv=None) -> int:
     parser.add_argument("--target-width", type=float, default=0.03)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    from agreement.quality import label_scores
+
     rows = [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines()
             if line.strip()]
-    human = np.array([SCORE[r["label"]] for r in rows if r.get("label")])
+    human = label_scores([r["label"] for r in rows if r.get("label")])
     truth = human.mean()
     budgets = [int(b) for b in args.budgets.split(",")]
     print(f"{len(human):,} labelled items, true mean score {truth:.4f}; {args.reps} repetitions "

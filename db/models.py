@@ -160,7 +160,7 @@ class Annotator(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     username: str = Field(unique=True, index=True)
     # username_key(username), set on insert; NULL only for an account that an older release let
-    # in beside its case twin (migration 0009), which then signs in by its exact name alone
+    # in beside its case twin (migration 0011), which then signs in by its exact name alone
     username_key: Optional[str] = None
     display_name: str = ""
     languages: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False))

@@ -5,7 +5,9 @@
   stages (corpus, annotate, metrics, judges, align) do not import each other except as listed
   below;
 - product packages never import `testing` (test helpers) or `tests`;
-- no module over 500 lines, except generated migrations and the files listed below.
+- no module over 500 lines, except generated migrations and the files listed below;
+- a command with `--db` checks the database it is given (`project_database`, or `read_only_url`
+  where it only reads) rather than opening it as it is: a mistyped path is named, never made.
 
 A package that does not exist (yet) is simply absent from the graph.
 """
@@ -256,3 +258,29 @@ def test_nothing_imports_the_deprecated_metrics_hub(graph):
     """`metrics.hub` only keeps `python -m metrics.hub` alive; code imports `models`."""
     importers = sorted(a for a, targets in graph.items() if "metrics.hub" in targets)
     assert not importers, f"import from `models` instead of `metrics.hub`: {importers}"
+
+
+def _called(tree: ast.AST) -> set[str]:
+    """The names of the functions a module calls (`f(...)` or `x.f(...)`)."""
+    return {node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, (ast.Name, ast.Attribute))}
+
+
+def test_commands_with_a_database_flag_check_the_database():
+    """`db.engine.add_database_argument` gives a command `--db`; opening that URL as it is
+    (`resolve_url` then a session) migrates whatever is there and makes a missing file, so
+    the module also calls `project_database` (works on an existing project database, or makes
+    one where it is a command that makes databases) or `read_only_url` (only reads)."""
+    checks = {"project_database", "read_only_url"}
+    commands, unchecked = [], []
+    for module, path in _source_files().items():
+        called = _called(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        if "add_database_argument" in called:
+            commands.append(module)
+            if not called & checks:
+                unchecked.append(module)
+    assert {"annotate.plan", "db.__main__", "align.__main__"} <= set(commands), commands
+    assert not unchecked, (f"commands with --db that never check it (call "
+                           f"db.engine.project_database, or read_only_url to only read): "
+                           f"{unchecked}")

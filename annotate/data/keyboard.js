@@ -226,8 +226,8 @@
   // A key or drop past it is refused, a paste is cut to fit, and either is said.
   const noteMax = () => Number((state() || { dataset: {} }).dataset.max) || Infinity;
   const chars = (text) => { let n = 0; for (const _ of text) n += 1; return n; };
-  const charsWith = (box, added) => chars(box.value) - chars(box.value.slice(
-    box.selectionStart, box.selectionEnd)) + chars(added);  // once `added` replaces the selection
+  const charsAfter = (text, a, b, added) =>  // once `added` replaces text.slice(a, b)
+    chars(text) - chars(text.slice(a, b)) + chars(added);
   let noticeTimer = null;
   const notice = (text, stay = false) => {  // a message over the page, like Streamlit's toasts
     let box = doc.querySelector(".nlce-notice");
@@ -246,11 +246,12 @@
     const box = noteBox(), s = state();
     if (e.target !== box || !s || !e.clipboardData) return;
     const text = [...e.clipboardData.getData("text/plain").replace(/\r\n?/g, "\n")];
-    const room = Math.max(noteMax() - charsWith(box, ""), 0);
+    const a = box.selectionStart, b = box.selectionEnd;
+    const room = Math.max(noteMax() - charsAfter(box.value, a, b, ""), 0);
     if (text.length <= room) return;
     e.preventDefault();
-    const a = box.selectionStart, put = text.slice(0, room).join("");
-    setValue(box, box.value.slice(0, a) + put + box.value.slice(box.selectionEnd));
+    const put = text.slice(0, room).join("");
+    setValue(box, box.value.slice(0, a) + put + box.value.slice(b));
     box.setSelectionRange(a + put.length, a + put.length);
     notice(s.dataset.cut.replace("{dropped}", String(text.length - room)));
   }, true);
@@ -259,7 +260,10 @@
     if (e.target !== box || !s || !e.cancelable || !e.inputType.startsWith("insert")
         || e.inputType === "insertFromPaste") return;  // (a paste: above)
     const added = e.data ?? (e.dataTransfer ? e.dataTransfer.getData("text/plain") : "\n");
-    if (charsWith(box, added) > noteMax()) { e.preventDefault(); notice(s.dataset.full); }
+    if (charsAfter(box.value, box.selectionStart, box.selectionEnd, added) > noteMax()) {
+      e.preventDefault();
+      notice(s.dataset.full);
+    }
   }, true);
   let pause = null;
   let pushing = false;
@@ -353,7 +357,7 @@
     let put = e.key === "Enter" ? "\n" : e.key.length === 1 ? e.key : "";
     if (e.key === "Backspace" && a === b && a > 0) a -= 1;
     else if (!put) { box.setSelectionRange(a, b); return; }  // an arrow, Shift, ...
-    if (chars(text) - chars(text.slice(a, b)) + chars(put) > noteMax()) {
+    if (charsAfter(text, a, b, put) > noteMax()) {
       put = "";
       notice(s.dataset.full);
     }

@@ -17,7 +17,9 @@ whose message key lets the page say them in the lead's language.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 from sqlalchemy import and_, func, insert, select
@@ -27,6 +29,7 @@ from agreement import active
 from agreement.judges import OK, config_names
 from agreement.labels import DEFAULT_POLICY, load_gold, load_votes, resolve
 from agreement.plans import estimand_value
+from agreement.statistics import encode_labels
 from annotate import i18n
 from annotate.service.accounts import Operator, all_annotators, require_role
 from annotate.service.assignment import (
@@ -46,7 +49,6 @@ ESTIMANDS = m.PLAN_ESTIMANDS
 PLAN_COLUMNS = ["plan", "generation_id", "item_id", "model", "language", "predictor_value",
                 "probability", "drawn"]
 MAX_NAME = 200
-_CODE = {label: i for i, label in enumerate(ACCURACY_LABELS)}
 
 
 class PlanError(AnnotateError):
@@ -108,10 +110,18 @@ class PlanDraft:
     pilot: dict[int, float] = field(repr=False)
     planned: tuple[PlannedItem, ...] = field(repr=False)
     left_out: int = 0  # generations of the slice without an ok verdict of the predictor
+    # the slice's generations with a human label under the policy, as the draft read them:
+    # what `assign_plan` skips, handed over where it runs in the same transaction
+    labelled: frozenset[int] = field(default=frozenset(), repr=False, compare=False)
 
     @property
     def drawn(self) -> list[PlannedItem]:
         return [item for item in self.planned if item.drawn]
+
+    @property
+    def expected(self) -> float:
+        """The expected number of labels: the planned generations' probabilities summed."""
+        return sum(item.probability for item in self.planned)
 
     def per_language(self, items) -> str:
         counts = Counter(item.language for item in items)
@@ -138,7 +148,7 @@ class PlanDraft:
             f"left out",
             f"  probabilities: {self.method}; at least {self.min_probability:g}, at most 1, "
             f"summing to the budget",
-            f"  expected labels {sum(i.probability for i in self.planned):.1f} (budget "
+            f"  expected labels {self.expected:.1f} (budget "
             f"{self.budget:g}), drawn {len(self.drawn)} ({self.per_language(self.drawn)}) "
             f"with seed {self.seed}"]
 
@@ -150,11 +160,11 @@ def plan_options(session: Session, *, acting: int | Operator) -> dict[str, list[
     """The page's choices: dataset names, the predictors' keys (runs with an ok verdict) and
     the targets' languages."""
     require_role(session, acting, "plan")
-    runs = list(session.execute(select(m.JudgeRun).where(m.JudgeRun.id.in_(
-        select(m.JudgeVerdict.run_id).where(m.JudgeVerdict.status == OK)))).scalars())
+    judged = session.execute(select(m.JudgeVerdict.run_id).where(m.JudgeVerdict.status == OK)
+                             .distinct()).scalars()
     names = config_names(list(session.execute(select(m.JudgeRun)).scalars()))
     return {"datasets": sorted(session.execute(select(m.Dataset.name)).scalars()),
-            "predictors": sorted(names[r.id] for r in runs),
+            "predictors": sorted(names[run_id] for run_id in judged),
             "languages": sorted(session.execute(with_source(
                 select(TARGET_LANGUAGE).select_from(m.Target)).distinct()).scalars())}
 
@@ -192,9 +202,18 @@ def _request_checks(request: PlanRequest) -> None:
         raise PlanError("plan.error.target_width", value=f"{width:g}")
 
 
-def _slice_rows(session: Session, dataset_id: int, language: str | None, run_id: int):
-    """(generation id, item name, model, language, the run's verdict status, accuracy) of the
-    slice's generations, by generation id."""
+class _SliceRow(NamedTuple):
+    generation_id: int
+    item_id: str  # the item's name (db.targets.target_name)
+    model: str
+    language: str
+    status: str | None  # the predictor run's verdict status (None: no verdict)
+    accuracy: str | None  # the verdict's accuracy label
+
+
+def _slice_rows(session: Session, dataset_id: int, language: str | None, run_id: int
+                ) -> tuple[list[_SliceRow], list[str]]:
+    """The slice's generations, by generation id, and the dataset's languages."""
     stmt = (with_source(select(m.Generation.id, m.Target.external_id, m.SourceFile.repo,
                                m.SourceFile.path, m.Target.span_start, m.Target.span_end,
                                m.Generation.model, TARGET_LANGUAGE, m.JudgeVerdict.status,
@@ -207,8 +226,10 @@ def _slice_rows(session: Session, dataset_id: int, language: str | None, run_id:
     languages = sorted({r[7] for r in rows})
     if language is not None:
         rows = [r for r in rows if r[7] == language]
-    return [(r[0], target_name(r[1], r[2], r[3], r[4], r[5]), r[6], r[7], r[8], r[9])
-            for r in rows], languages
+    return [_SliceRow(gid, target_name(external_id, repo, path, start, end), model, lang,
+                      status, accuracy)
+            for gid, external_id, repo, path, start, end, model, lang, status, accuracy in rows
+            ], languages
 
 
 def _speakers(session: Session) -> list:
@@ -263,25 +284,26 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
         labels = resolve(load_votes(session), load_gold(session), request.labels)
     except InputError as error:
         raise PlanError("plan.error.reason", reason=str(error)) from error
-    usable = [r for r in rows if r[4] == OK and r[5] in _CODE]
+    usable = [r for r in rows if r.status == OK and r.accuracy in ACCURACY_LABELS]
     where = language or "all languages"
     if not usable:
         raise PlanError("plan.error.no_verdicts", predictor=key, dataset=request.dataset,
                         language=where)
-    judge = np.array([_CODE[r[5]] for r in usable])
+    judge = encode_labels([r.accuracy for r in usable], ACCURACY_LABELS)
     value = estimand_value(request.estimand, judge)
-    human = np.array([_CODE.get(getattr(labels.get(r[0]), "accuracy", None), -1)
-                      for r in usable])
+    human = encode_labels([getattr(labels.get(r.generation_id), "accuracy", None)
+                           for r in usable],
+                          ACCURACY_LABELS, allow_missing=True)  # -1: no human label
     in_pilot, pool = human >= 0, np.flatnonzero(human < 0)
     if pool.size == 0:
         raise PlanError("plan.error.no_pool", predictor=key, language=where)
     if request.budget > pool.size:
         raise PlanError("plan.error.budget", budget=f"{request.budget:g}", pool=pool.size)
-    mute = sorted({usable[i][3] for i in pool}
+    mute = sorted({usable[i].language for i in pool}
                   - {lang for a in _speakers(session) for lang in a.languages})
     if mute:
         raise PlanError("plan.error.nobody_speaks", languages=", ".join(mute),
-                        count=sum(usable[i][3] in mute for i in pool))
+                        count=sum(usable[i].language in mute for i in pool))
     pilot_human = estimand_value(request.estimand, human[in_pilot])
     if in_pilot.any() and not request.uniform and len(np.unique(pilot_human)) < 2:
         raise PlanError("plan.error.one_class", n=int(in_pilot.sum()),
@@ -300,9 +322,9 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
     except InputError as error:
         raise PlanError("plan.error.reason", reason=str(error)) from error
     drawn = active.draw(pi, int(request.seed))
-    models = {r[2] for r in usable}
-    planned = tuple(PlannedItem(usable[i][0], usable[i][1], usable[i][2], usable[i][3],
-                                float(value[i]), float(p), bool(d))
+    models = {r.model for r in usable}
+    planned = tuple(PlannedItem(usable[i].generation_id, usable[i].item_id, usable[i].model,
+                                usable[i].language, float(value[i]), float(p), bool(d))
                     for i, p, d in zip(pool, pi, drawn))
     return PlanDraft(
         name=name, dataset=request.dataset,
@@ -310,10 +332,11 @@ def draft_plan(session: Session, request: PlanRequest, *, acting: int | Operator
         language=language, budget=float(request.budget),
         min_probability=float(request.min_probability), seed=int(request.seed),
         label_policy=request.labels, target_width=request.target_width,
-        compare=_compare(request.compare, language, models, {r[3] for r in usable}),
+        compare=_compare(request.compare, language, models, {r.language for r in usable}),
         method=method, uniform=scale is None,
-        pilot={usable[i][0]: float(value[i]) for i in np.flatnonzero(in_pilot)},
-        planned=planned, left_out=len(rows) - len(usable))
+        pilot={usable[i].generation_id: float(value[i]) for i in np.flatnonzero(in_pilot)},
+        planned=planned, left_out=len(rows) - len(usable),
+        labelled=frozenset(r.generation_id for r in rows if r.generation_id in labels))
 
 
 # ---------------------------------------------------------------- storing and assigning
@@ -361,14 +384,18 @@ class PlanAssigned(Assigned):
     held: int = 0  # of those: already in the queue of an active annotator of their language
 
 
-def assign_plan(session: Session, name: str, *, acting: int | Operator) -> PlanAssigned:
+def assign_plan(session: Session, name: str, *, acting: int | Operator,
+                labelled: Collection[int] | None = None) -> PlanAssigned:
     """Give the plan's drawn generations that still have no human label (under the plan's
     label policy) to active annotators who speak their language, one each: the least loaded
     (open items in their queue) first, never to one who holds it already; stratified by
-    language and model, seeded by the plan's seed (service.assign_items' machinery)."""
+    language and model, seeded by the plan's seed (service.assign_items' machinery).
+    `labelled`: the labelled generations where the caller has them from this transaction (the
+    `PlanDraft.labelled` of `make_plan`); None: read and resolved here."""
     require_role(session, acting, "assign")
     plan = _stored(session, name)
-    labels = resolve(load_votes(session), load_gold(session), plan.label_policy)
+    if labelled is None:
+        labelled = resolve(load_votes(session), load_gold(session), plan.label_policy)
     rows = session.execute(with_source(
         select(m.LabelPlanItem.generation_id, TARGET_LANGUAGE, m.Generation.model)
         .join(m.Generation, m.Generation.id == m.LabelPlanItem.generation_id)
@@ -376,7 +403,7 @@ def assign_plan(session: Session, name: str, *, acting: int | Operator) -> PlanA
         .where(m.LabelPlanItem.plan_id == plan.id, m.LabelPlanItem.drawn.is_(True),
                m.LabelPlanItem.pilot.is_(False))
         .order_by(m.LabelPlanItem.generation_id)).all()
-    items = [ItemRef(*row) for row in rows if row[0] not in labels]
+    items = [ItemRef(*row) for row in rows if row[0] not in labelled]
     people = _speakers(session)
     eligible = {a.id for a in people}
     holders: dict[int, set[int]] = defaultdict(set)
@@ -414,7 +441,7 @@ def plan_statuses(session: Session, *, acting: int | Operator, names=None,
     """[(agreement.plans.Plan, the label policy read, its plan_status table)] for the plans
     named (or all), oldest first: each read with its own label policy unless `labels` names
     one."""
-    from agreement.plans import load_plans, plan_status
+    from agreement.plans import plan_status, read_plans
 
     require_role(session, acting, "team_progress")
     if target_width is not None and not (0 < target_width <= 1):
@@ -429,7 +456,6 @@ def plan_statuses(session: Session, *, acting: int | Operator, names=None,
     for name, policy in session.execute(query).all():
         by_policy[labels or policy].append(name)
         order[name] = labels or policy
-    url = session.get_bind().url.render_as_string(hide_password=False)
     votes, gold = load_votes(session), load_gold(session)
     plans = {}
     for policy, members in by_policy.items():
@@ -437,7 +463,7 @@ def plan_statuses(session: Session, *, acting: int | Operator, names=None,
             resolved = resolve(votes, gold, policy)
         except InputError as error:
             raise PlanError("plan.error.reason", reason=str(error)) from error
-        for plan in load_plans(url, {g: r.accuracy for g, r in resolved.items()}, members):
+        for plan in read_plans(session, {g: r.accuracy for g, r in resolved.items()}, members):
             plans[plan.name] = plan
     return [(plans[name], policy, plan_status(plans[name], target_width))
             for name, policy in order.items()]

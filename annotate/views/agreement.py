@@ -45,19 +45,6 @@ for tab, report in zip(st.tabs([r.language for r in reports]), reports):
         used = report.codes[report.codes.items_with_code > 0]
         st.dataframe(used, hide_index=True, key=f"agree_codes_{report.language}")
 
-st.subheader(t("agree.replace.header"))
-epsilon = st.number_input(t("agree.replace.epsilon"), min_value=0.0, max_value=0.95, value=0.2,
-                          step=0.05, key="agree_epsilon")
-verdicts = load_verdicts(ui.db_url())
-if verdicts.empty:
-    st.info(t("agree.replace.none"))
-    st.stop()
-annotations = pd.DataFrame([(r.generation_id, r.annotator, r.accuracy) for r in labels],
-                           columns=["generation_id", "annotator", "accuracy"])
-replace, _ = replace_tables(annotations, verdicts, {r.generation_id: r.language for r in labels},
-                            "accuracy", float(epsilon))
-
-
 def verdict(row) -> str:
     """One judge in one slice: passes or fails with its numbers, or why it cannot be tested."""
     if pd.isna(row.winning_rate):
@@ -66,7 +53,27 @@ def verdict(row) -> str:
     return t("agree.replace.passes" if row.passed else "agree.replace.fails", **numbers)
 
 
-shown = replace.assign(over=replace.slice_value, result=[verdict(r) for r in replace.itertuples()])
-st.dataframe(shown.pivot(index="judge", columns="over", values="result").reset_index(),
-             hide_index=True, key="agree_replace")
-st.caption(t("agree.replace.caption", epsilon=epsilon))
+@st.fragment
+def replace_section(labels) -> None:
+    """The alternative annotator test per judge: a new epsilon reruns only this part (the labels
+    and the agreement above are not read and worked out again)."""
+    st.subheader(t("agree.replace.header"))
+    epsilon = st.number_input(t("agree.replace.epsilon"), min_value=0.0, max_value=0.95,
+                              value=0.2, step=0.05, key="agree_epsilon")
+    verdicts = load_verdicts(ui.db_url())
+    if verdicts.empty:
+        st.info(t("agree.replace.none"))
+        return
+    annotations = pd.DataFrame([(r.generation_id, r.annotator, r.accuracy) for r in labels],
+                               columns=["generation_id", "annotator", "accuracy"])
+    replace, _ = replace_tables(annotations, verdicts,
+                                {r.generation_id: r.language for r in labels}, "accuracy",
+                                float(epsilon))
+    shown = replace.assign(over=replace.slice_value,
+                           result=[verdict(r) for r in replace.itertuples()])
+    st.dataframe(shown.pivot(index="judge", columns="over", values="result").reset_index(),
+                 hide_index=True, key="agree_replace")
+    st.caption(t("agree.replace.caption", epsilon=epsilon))
+
+
+replace_section(labels)

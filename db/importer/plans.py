@@ -18,9 +18,15 @@ _ITEM_FIELDS = ("pilot", "predictor_value", "probability", "drawn")
 _REDRAWN = "a plan is never redrawn: import it under another name"
 
 
+def first_difference(row, values: dict) -> str | None:
+    """The first field of `values` that `row` holds otherwise, None where it holds them all
+    (RecordWriter's update test; here, the field a refused redraw names)."""
+    return next((k for k, v in values.items() if getattr(row, k) != v), None)
+
+
 class PlanWriters:
-    """`_write_label_plan` and `_write_label_plan_item`; needs RecordWriter's key resolution,
-    its `_plans` cache (name -> (id, dataset id)) and `_new_plans` (names created by this
+    """`_write_label_plan` and `_write_label_plan_item`; needs RecordWriter's key resolution and
+    `_create`, its `_plans` cache (name -> (id, dataset id)) and `_new_plans` (names created by this
     import, the only ones that may get generations)."""
 
     def _write_label_plan(self, rec):
@@ -37,18 +43,17 @@ class PlanWriters:
         row = self.session.execute(select(m.LabelPlan).where(m.LabelPlan.name == rec["name"])
                                    ).scalars().first()
         if row is not None:
-            differs = next((k for k, v in values.items() if getattr(row, k) != v), None)
+            differs = first_difference(row, values)
             if differs is not None:
                 field = {"dataset_id": "dataset", "judge_run_id": "run"}.get(differs, differs)
                 raise Reject(f"plan {rec['name']!r} is stored with another {field}; "
                              f"{_REDRAWN}", field)
             self._plans[rec["name"]] = (row.id, row.dataset_id)
             return "unchanged"
-        row, outcome = self._upsert(m.LabelPlan, {"name": rec["name"]}, values,
-                                    rec.get("created_at"))
+        row = self._create(m.LabelPlan, {"name": rec["name"]}, values, rec.get("created_at"))
         self._plans[rec["name"]] = (row.id, row.dataset_id)
         self._new_plans.add(rec["name"])
-        return outcome
+        return "created"
 
     def _plan(self, name: str) -> tuple[int, int]:
         if name not in self._plans:
@@ -81,7 +86,7 @@ class PlanWriters:
                                              **values))
             self.session.flush()
             return "created"
-        differs = next((k for k, v in values.items() if getattr(row, k) != v), None)
+        differs = first_difference(row, values)
         if differs is not None:
             raise Reject(f"plan {rec['plan']!r} holds this generation with another {differs}; "
                          f"{_REDRAWN}", differs)

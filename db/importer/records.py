@@ -34,16 +34,9 @@ from db.importer.accounts import (
 )
 from db.importer.errors import ImportStats, Problems, Reject
 from db.importer.event_order import EventOrder, history_seq
-from db.importer.plans import PlanWriters
+from db.importer.plans import PlanWriters, first_difference
 from db.importer.results import ResultWriters
 from taxonomy import AccuracyLabel, TaxonomyError, default_taxonomy
-
-
-def _differs(row, values: dict) -> bool:
-    return any(getattr(row, k) != v for k, v in values.items())
-
-
-
 
 
 class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
@@ -92,20 +85,25 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
         keeps when it was made), updated to them, or left unchanged (its own time kept)."""
         row = self.session.execute(select(model).filter_by(**key)).scalars().first()
         if row is None:
-            row = model(**key, **values)
-            for name, value in values.items():  # an explicit None must stay NULL, not the
-                setattr(row, name, null() if value is None else value)  # column default
-            if created_at is not None:
-                row.created_at = record_time(created_at, "created_at")
-            self.session.add(row)
-            self.session.flush()
-            return row, "created"
-        if _differs(row, values):
+            return self._create(model, key, values, created_at), "created"
+        if first_difference(row, values) is not None:
             for name, value in values.items():
                 setattr(row, name, value)
             self.session.flush()
             return row, "updated"
         return row, "unchanged"
+
+    def _create(self, model, key: dict, values: dict, created_at: str | None = None):
+        """A new row with `key` and `values` (and the record's `created_at`), where the caller
+        knows there is none."""
+        row = model(**key, **values)
+        for name, value in values.items():  # an explicit None must stay NULL, not the
+            setattr(row, name, null() if value is None else value)  # column default
+        if created_at is not None:
+            row.created_at = record_time(created_at, "created_at")
+        self.session.add(row)
+        self.session.flush()
+        return row
 
     # -------------------------------------------------------------- key resolution
     def dataset_id(self, name: str, create: bool = True) -> int:
@@ -333,10 +331,11 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
                 saved = save_annotation(self.session, generation_id=generation_id,
                                         annotator_id=annotator_id, **past,
                                         note_limit=self.limits.text)
-                self.event_order.note(m.AnnotationEvent, seq, self.session.execute(
-                    select(m.AnnotationEvent.id).where(
-                        m.AnnotationEvent.annotation_id == saved.id,
-                        m.AnnotationEvent.revision == saved.revision)).scalar_one())
+                if seq is not None:  # its row's id, to be reordered by seq (event_order)
+                    self.event_order.note(m.AnnotationEvent, seq, self.session.execute(
+                        select(m.AnnotationEvent.id).where(
+                            m.AnnotationEvent.annotation_id == saved.id,
+                            m.AnnotationEvent.revision == saved.revision)).scalar_one())
                 event_times[saved.revision] = record_time(event.get("created_at"),
                                                     f"history[{i}].created_at")
             existing = get_annotation(self.session, generation_id, annotator_id)
@@ -438,6 +437,8 @@ class RecordWriter(ResultWriters, PlanWriters, AccountWriter):
         except AnnotationError as error:
             raise Reject(str(error), field + "adjudicator") from None
         moment = record_time(rec.get("created_at"), field + "created_at")
+        if seq is None and moment is None:  # its history row is neither reordered nor dated
+            return outcome
         newest = self.session.execute(select(func.max(m.GoldLabelEvent.id)).where(
             m.GoldLabelEvent.gold_label_id == gold.id)).scalar_one()
         self.event_order.note(m.GoldLabelEvent, seq, newest)

@@ -97,12 +97,15 @@ def test_label_autosaves_every_change(app_db):
     at.checkbox(key="lbl_code_LG-GR1").check().run()
     assert stored(app_db, "bas")[gid] == {**stored(app_db, "bas")[gid], "status": "draft",
                                           "accuracy": None, "codes": ("LG-GR1",)}
+    assert at.session_state["lbl_pace"] is None  # nothing done yet: no pace for the time left
     at.button(key="lbl_acc_partial").click().run()
     label = stored(app_db, "bas")[gid]
     assert label["accuracy"] == "partial" and label["status"] == "done"
+    assert at.session_state["lbl_pace"] == label["seconds"]  # the first done item's, at once
     at.text_area(key="lbl_note_").input("verb form wrong").run()
     label = stored(app_db, "bas")[gid]
     assert label["note"] == "verb form wrong" and label["codes"] == ("LG-GR1",)
+    assert at.session_state["lbl_pace"] == label["seconds"]
     assert label["history"] == 3 and label["seconds"] >= 0
     assert not at.error
 

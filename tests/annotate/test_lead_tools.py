@@ -221,23 +221,35 @@ def test_the_agreement_page_says_which_judges_pass_the_alternative_annotator_tes
                                      status="ok", accuracy=labels[int(rng.integers(3))]))
         session.commit()
         everyone = service.finished_labels(session, acting=service.OPERATOR)
-    expected, _ = replace_tables(
-        pd.DataFrame([(r.generation_id, r.annotator, r.accuracy) for r in everyone],
-                      columns=["generation_id", "annotator", "accuracy"]),
-        load_verdicts(url), {r.generation_id: r.language for r in everyone})
+
+    def expected(epsilon):
+        return replace_tables(
+            pd.DataFrame([(r.generation_id, r.annotator, r.accuracy) for r in everyone],
+                         columns=["generation_id", "annotator", "accuracy"]),
+            load_verdicts(url), {r.generation_id: r.language for r in everyone},
+            epsilon=epsilon)[0]
+
+    def shown_as(table, expected):
+        for row in expected.itertuples():
+            cell = table.loc[row.judge, row.slice_value]
+            if pd.isna(row.winning_rate):
+                assert cell.startswith("– ") and "no annotator has 30" in cell, cell
+            else:
+                assert cell == (f"{'passes' if row.passed else 'fails'} (omega "
+                                f"{row.winning_rate:.2f}, rho {row.advantage_probability:.2f})")
+
     at = _signed_in("lead")
     at.switch_page("views/agreement.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[-1].value.set_index("judge")  # the last table on the page
     assert list(table.columns) == ["all", "nl", "zh"]
-    for row in expected.itertuples():
-        cell = table.loc[row.judge, row.slice_value]
-        if pd.isna(row.winning_rate):
-            assert cell.startswith("– ") and "no annotator has 30" in cell, cell
-        else:
-            assert cell == (f"{'passes' if row.passed else 'fails'} (omega "
-                            f"{row.winning_rate:.2f}, rho {row.advantage_probability:.2f})")
+    shown_as(table, expected(0.2))
     assert table.loc["careful[standard,en,v1]", "all"].startswith("passes")
     assert table.loc["careless[standard,en,v1]", "all"].startswith("fails")
+    at.number_input(key="agree_epsilon").set_value(0.9).run()  # a wider margin: another table
+    assert not at.exception, at.exception
+    wider = at.dataframe[-1].value.set_index("judge")
+    shown_as(wider, expected(0.9))
+    assert not wider.equals(table) and "at most 0.9 worse" in at.caption[-1].value
     get_engine(url).dispose()
     get_engine.cache_clear()

@@ -113,6 +113,20 @@ def test_a_plan_needs_its_options_and_a_file_it_can_write(judged, tmp_path):
     assert plan_tables(judged["url"]) == ([], []) and not judged["out"].exists()
 
 
+def test_a_mistyped_database_is_named_not_made(tmp_path):
+    """Only the commands that make databases create one: a plan (or its status) on a path that
+    holds none names it in one line and leaves no file behind."""
+    typo = tmp_path / "typo.db"
+    out = tmp_path / "plan.csv"
+    for args in (["--dataset", "synthetic", "--predictor", "judge", "--budget", "5", "--out",
+                  str(out)], ["--status"]):
+        result = run_in_process("annotate.plan", "--db", str(typo), *args)
+        assert result.returncode == 2, (result.stdout, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"no database at {typo}: create one with" in lines[0], lines
+        assert sorted(tmp_path.iterdir()) == []
+
+
 def test_assign_gives_the_drawn_generations_to_speakers(judged):
     result = _plan(judged, "--budget", "8", "--assign")
     assert result.returncode == 0, result.stderr

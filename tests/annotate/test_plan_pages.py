@@ -55,6 +55,7 @@ def test_assign_by_need_previews_then_stores_and_assigns(app_db, ids):
     summary = [e.value for e in at.info]
     assert any(s.startswith("Plan synthetic\\-all\\-1: a pilot of 6 labelled generation(s); a "
                             "pool of 6 without a human label") for s in summary), summary
+    assert any("; 3.0 labels expected, " in s for s in summary), summary  # the budget's
     assert any("How the probabilities were made: learned from a pilot of 6" in c.value
                for c in at.caption)
     assert plan_tables(app_db) == ([], [])  # a preview stores nothing

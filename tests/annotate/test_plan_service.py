@@ -121,6 +121,21 @@ def test_a_plan_is_stored_whole_and_read_back_by_agreement_plans(team):
         assert (stored.label_policy, stored.seed, stored.budget) == ("auto", 0, 12.0)
 
 
+
+def test_the_stop_rule_reads_the_plans_in_the_callers_session(team):
+    """plan_statuses reads in the session it is given (the Team page's, the read-only one of
+    `--status`), not a second one of its own: it sees what that session sees."""
+    request = PlanRequest(dataset="synthetic", predictor=team["key"], budget=12, language="nl")
+    with session_scope(team["url"]) as session:
+        draft = service.make_plan(session, request, acting=service.OPERATOR)
+        session.flush()  # written in this transaction, not committed: no other session sees it
+        ((plan, policy, status),) = service.plan_statuses(session, acting=service.OPERATOR)
+        session.rollback()
+    assert (plan.name, policy, len(plan.frame)) == (draft.name, "auto",
+                                                    len(draft.pilot) + len(draft.planned))
+    assert set(status.plan) == {draft.name} and not status.decided.any()
+    assert plan_tables(team["url"]) == ([], [])
+
 @pytest.mark.parametrize("choices, key, says", [
     ({"budget": 500}, "plan.error.budget", "more than the"),
     ({"dataset": "nope"}, "plan.error.no_dataset", "No dataset named nope"),
@@ -147,6 +162,10 @@ def test_bad_input_is_refused_in_one_sentence_and_nothing_is_stored(team, choice
 def test_a_predictor_without_verdicts_a_one_class_pilot_and_a_mute_language(team):
     url = team["url"]
     broken = add_judge(url, model="broken", failed=10_000)  # every verdict a parse error
+    with session_scope(url) as session:  # the page offers only predictors with an ok verdict
+        options = service.plan_options(session, acting=service.OPERATOR)
+    assert options == {"datasets": ["synthetic"], "predictors": [team["key"]],
+                       "languages": ["el", "nl"]}
     with pytest.raises(PlanError, match="has no ok verdict on dataset synthetic"):
         _draft(url, predictor=broken["key"])
     with session_scope(url) as session:  # every pilot label "correct": one class
@@ -198,7 +217,11 @@ def test_the_drawn_generations_go_to_active_speakers_fairly_and_once(team):
         held = _draft(url, **request.__dict__).drawn[0]
         add_assignments(session, [(held.generation_id, ids["bas"])])  # in bas's queue already
         nl = service.make_plan(session, request, acting=service.OPERATOR)
-        assigned = service.assign_plan(session, nl.name, acting=service.OPERATOR)
+        # what the draft read in this transaction (the command's and the page's way); el below
+        # and the second round read and resolve the labels themselves
+        assert set(nl.pilot) <= nl.labelled <= team["pilot"]
+        assigned = service.assign_plan(session, nl.name, acting=service.OPERATOR,
+                                       labelled=nl.labelled)
         el = service.make_plan(session, replace(request, language="el", budget=5),
                                acting=service.OPERATOR)
         service.assign_plan(session, el.name, acting=service.OPERATOR)
