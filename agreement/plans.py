@@ -27,6 +27,7 @@ from sqlmodel import Session
 from agreement.active import ActiveEstimate, active_difference, active_mean, calibrated
 from agreement.quality import estimand_values
 from agreement.quality_tables import quality_slices, slices_for
+from agreement.statistics import encode_labels
 from db import models as m
 from db.engine import get_engine
 from db.targets import TARGET_LANGUAGE, with_source
@@ -95,9 +96,10 @@ def read_plans(session: Session, labels: dict[int, str], names: Iterable[str] | 
         frame = pd.DataFrame([tuple(r) for r in rows], columns=[
             "generation_id", "target_id", "model", "language", "pilot", "predictor_value",
             "probability", "drawn", "accuracy"])
-        code = {label: i for i, label in enumerate(ACCURACY_LABELS)}
-        frame["judge"] = [code.get(a, -1) for a in frame.accuracy]
-        frame["human"] = [code.get(labels.get(g), -1) for g in frame.generation_id]
+        frame["judge"] = encode_labels(frame.accuracy.to_numpy(), ACCURACY_LABELS,
+                                       allow_missing=True)
+        frame["human"] = encode_labels([labels.get(g) for g in frame.generation_id],
+                                       ACCURACY_LABELS, allow_missing=True)
         out.append(Plan(plan.name, datasets[plan.dataset_id],
                         names_of.get(plan.judge_run_id, plan.predictor),
                         plan.estimand, plan.language, plan.budget, plan.target_width,
