@@ -48,7 +48,8 @@ from db.engine import (
     session_scope,
     shown_url,
 )
-from db.formats import FormatError, check_language, check_record, is_missing, parse_error_codes
+from db.formats import FormatError, check_language, check_record, parse_error_codes
+from db.formats.pairs import cell_text, column_meanings, require_columns
 from db.importer import ImportFailed, Problems, RecordWriter
 from db.importer.errors import Reject
 from db.importer.sources import Unreadable, counted_rows, read_table
@@ -67,38 +68,20 @@ DELIMITED = (".csv", ".tsv")
 def label_columns(names) -> dict[str, str]:
     """Column name in the file -> its meaning; an unknown, repeated or missing column is a
     FormatError naming it."""
-    meaning: dict[str, str] = {}
-    for name in names:
-        key = str(name).strip().lower()
-        key = ALIASES.get(key, key)
-        if key not in COLUMNS:
-            raise FormatError(f"unknown column; expected some of {', '.join(COLUMNS)} "
-                              f"(db/FORMAT.md)", str(name))
-        if key in meaning.values():
-            raise FormatError(f"a second {key} column", str(name))
-        meaning[name] = key
+    meaning = column_meanings(names, COLUMNS, ALIASES, hint=" (db/FORMAT.md)", unique=True)
     if "item_id" in meaning.values() and "file_id" in meaning.values():
         raise FormatError("give the item as item_id or as file_id, not both", "file_id")
     if "item_id" not in meaning.values() and "file_id" not in meaning.values():
         raise FormatError("missing column (the item: item_id, or the release's file_id)",
                           "item_id")
-    for need in ("model", "label"):
-        if need not in meaning.values():
-            raise FormatError("missing column (required in a labels file)", need)
+    require_columns(meaning, ("model", "label"), "labels")
     return meaning
 
 
 def _cell(row: dict, name: str | None) -> str | None:
-    """A cell's text, None where it is empty (a number, as a JSON line may give an id, is
-    its text)."""
-    value = row.get(name) if name is not None else None
-    if value is None or is_missing(value):
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(int(value)) if float(value).is_integer() else str(value)
-    if not isinstance(value, str):
-        raise FormatError(f"expected text, got {type(value).__name__}", name)
-    return value.strip()
+    """A cell's text, stripped; None where it is empty (`cell_text`)."""
+    text = cell_text(row, name) if name is not None else None
+    return (text or "").strip() or None
 
 
 class Targets:
