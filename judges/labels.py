@@ -66,8 +66,8 @@ DELIMITED = (".csv", ".tsv")
 
 
 def label_columns(names) -> dict[str, str]:
-    """Column name in the file -> its meaning; an unknown, repeated or missing column is a
-    FormatError naming it."""
+    """Meaning -> the file's column that holds it (one column each); an unknown, repeated or
+    missing column is a FormatError naming it."""
     meaning = column_meanings(names, COLUMNS, ALIASES, hint=" (db/FORMAT.md)", unique=True)
     if "item_id" in meaning.values() and "file_id" in meaning.values():
         raise FormatError("give the item as item_id or as file_id, not both", "file_id")
@@ -75,7 +75,7 @@ def label_columns(names) -> dict[str, str]:
         raise FormatError("missing column (the item: item_id, or the release's file_id)",
                           "item_id")
     require_columns(meaning, ("model", "label"), "labels")
-    return meaning
+    return {key: name for name, key in meaning.items()}
 
 
 def _cell(row: dict, name: str | None) -> str | None:
@@ -168,9 +168,9 @@ class LabelsFile:
     languages: set[str] = field(default_factory=set)
 
 
-def row_verdict(row: dict, columns: dict[str, str], targets: Targets, dataset: str) -> Verdict:
-    """One row checked: its generation, label and codes (FormatError naming the column)."""
-    name = {meaning: column for column, meaning in columns.items()}
+def row_verdict(row: dict, name: dict[str, str], targets: Targets, dataset: str) -> Verdict:
+    """One row checked: its generation, label and codes (FormatError naming the column).
+    `name`: meaning -> column (`label_columns`)."""
     if "item_id" in name:
         item = _cell(row, name["item_id"])
         if item is None:
@@ -217,7 +217,7 @@ def read_labels(path: Path, targets: Targets, dataset: str, problems: Problems,
         raise ImportFailed(str(path), "file", None, f"cannot read: {exc.strerror}") from None
     found = LabelsFile(path, digest)
     delimited = path.suffix.lower() in DELIMITED
-    columns: dict[tuple, dict[str, str]] = {}
+    columns: dict[tuple, dict[str, str]] = {}  # header -> meaning -> column
     for location, row in counted_rows(read_table(path, limit), str(path), problems):
         if isinstance(row, Unreadable):
             problems.add(str(path), location, None, row.message)
@@ -247,8 +247,7 @@ def read_labels(path: Path, targets: Targets, dataset: str, problems: Problems,
         elif (earlier.accuracy, sorted(earlier.codes)) == (verdict.accuracy, sorted(verdict.codes)):
             found.duplicates += 1
         else:
-            label_column = next(c for c, meaning in columns[header].items() if meaning == "label")
-            problems.add(str(path), location, label_column,
+            problems.add(str(path), location, columns[header]["label"],
                          f"item {verdict.item!r}, model {verdict.model!r} is labelled "
                          f"{_shown(earlier)} on {earlier.location}, {_shown(verdict)} here")
     return found
