@@ -38,10 +38,16 @@ from corpus.comments import (
 )
 from corpus.dedup import DuplicateIndex
 from corpus.filters import CONTENT_FILTERS, code_strings, is_program_output, prose_of
-from corpus.fim import leaves_middle, prime_end, word_count
+from corpus.fim import leaves_middle, prime_description, prime_end, word_count
 from corpus.generated import generated_file
 from corpus.langid import LanguageDetector, judge_language
-from corpus.tokens import ApproxTokenCounter, TokenCounter, generation_budget, window_count
+from corpus.tokens import (
+    ApproxTokenCounter,
+    TokenCounter,
+    generation_budget,
+    gives_spans,
+    window_count,
+)
 
 # (name, unit, what it removes), in the order they apply
 FILTERS: tuple[tuple[str, str, str], ...] = (
@@ -168,15 +174,10 @@ def _primers(counters: Sequence[TokenCounter]) -> list[TokenCounter | None]:
     the estimate has no tokens)."""
     primers = []
     for counter in counters:
-        spans = getattr(counter, "spans", None)
-        primer = counter if spans is not None and spans("a b") is not None else None
+        primer = counter if gives_spans(counter) else None
         if primer not in primers:
             primers.append(primer)
     return primers
-
-
-def prime_description(primer: TokenCounter | None, n: int) -> str:
-    return f"first {n} tokens of {primer.name}" if primer is not None else f"first {n} words"
 
 
 def covering_prime(comment: Comment, primers: Sequence[TokenCounter | None], n: int
