@@ -43,8 +43,8 @@ from db import models as m
 from db.engine import (
     add_database_argument,
     get_engine,
+    project_database,
     read_only_url,
-    resolve_url,
     session_scope,
     shown_url,
 )
@@ -375,8 +375,7 @@ def main(argv: list[str] | None = None) -> int:
                         "its own --model or --prompt-version")
     args.path = args.paths[0]
     name = run_name(args)
-    url = resolve_url(args.db)
-    read_only_url(url)  # a SQLite file that is not there holds nothing to label: named, not made
+    url = project_database(args.db)  # an existing project database: named, never made
     if args.check:  # a database at an older schema is refused, not upgraded (a write)
         get_engine(read_only_url(url))
     problems = Problems(collect=args.check)
