@@ -51,6 +51,7 @@ from db.engine import (
 from db.formats import FormatError, check_language, check_record, parse_error_codes
 from db.formats.pairs import cell_text, column_meanings, require_columns
 from db.importer import ImportFailed, Problems, RecordWriter
+from db.importer.bulk import chunks
 from db.importer.errors import Reject
 from db.importer.sources import Unreadable, counted_rows, read_table
 from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, target_name, with_source
@@ -297,7 +298,7 @@ def store(writer: RecordWriter, name: RunName, found: LabelsFile, dataset: str,
         "backend": BACKEND, "strategy": name.strategy, "prompt_language": name.prompt_language,
         "prompt_version": name.prompt_version, "params": params, "prompt_tokens": None,
         "completion_tokens": None, "cost_usd": None}, writer.limits))
-    run_id = writer._run_id(writer._judge_runs, m.JudgeRun, name.signature)
+    run_id = writer.judge_run_id(name.signature)
     stored = {row.generation_id: row for row in session.execute(
         select(m.JudgeVerdict.id, m.JudgeVerdict.generation_id, m.JudgeVerdict.status,
                m.JudgeVerdict.accuracy, m.JudgeVerdict.codes)
@@ -317,12 +318,12 @@ def store(writer: RecordWriter, name: RunName, found: LabelsFile, dataset: str,
             session.execute(update(m.JudgeVerdict).where(m.JudgeVerdict.id == old.id)
                             .values(**values))
             writer.stats.add("judge_verdict", "updated")
-    for start in range(0, len(new), 500):  # a few multi-row statements, under SQLite's limits
-        session.execute(insert(m.JudgeVerdict.__table__), new[start:start + 500])
+    if new:
+        session.execute(insert(m.JudgeVerdict.__table__), new)  # one executemany
     writer.stats.add("judge_verdict", "created", len(new))
     gone = [row.id for row in stored.values()]  # the run is the file: its other verdicts go
-    for start in range(0, len(gone), 500):
-        session.execute(delete(m.JudgeVerdict).where(m.JudgeVerdict.id.in_(gone[start:start + 500])))
+    for chunk in chunks(gone):
+        session.execute(delete(m.JudgeVerdict).where(m.JudgeVerdict.id.in_(chunk)))
     writer.stats.add("judge_verdict", "deleted", len(gone))
 
 
