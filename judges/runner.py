@@ -373,6 +373,11 @@ class RunSummary:
         return self.stopped is not None or (
             (self.calls > 0 or bool(self.too_long)) and not self.statuses.get(OK))
 
+    @property
+    def none_fit(self) -> bool:
+        """Failed without a request: no prompt fits the model's context (`ways_out` says so)."""
+        return self.failed and bool(self.ways_out) and not self.calls
+
 
 def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *,
               dataset: str | None = None, limit: int | None = None, concurrency: int = 4,
