@@ -440,8 +440,9 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 calls += 1
                 cached += r.cached
                 if r.status != OK:
-                    reasons[failure_reason(r.error)] += 1
-                    examples.setdefault(failure_reason(r.error), r.error)
+                    reason = failure_reason(r.error)
+                    reasons[reason] += 1
+                    examples.setdefault(reason, r.error)
     except BaseException:
         for f in futures:
             f.cancel()
