@@ -75,6 +75,13 @@ def prime_end(comment: str, n_units: int = 3, *, closer: str = "", tokenizer=Non
     return limit
 
 
+def prime_description(tokenizer, n_units: int) -> str:
+    """What a prime is, as reports and generations' summaries say it: `first 3 tokens of
+    hf:NAME`, or `first 3 words` without a tokenizer."""
+    return f"first {n_units} tokens of {tokenizer.name}" if tokenizer is not None \
+        else f"first {n_units} words"
+
+
 def leaves_middle(comment: str, end: int, *, closer: str = "") -> bool:
     """Does a prime ending at `end` leave a word of the comment to generate (one that starts at
     or after `end`)? A word the prime cut in two does not count: finishing it is no comment."""

@@ -22,8 +22,8 @@ from typing import Sequence
 from corpus.backends import Completion, EndpointUnreachable, ItemError
 from corpus.comments import comment_closer, comment_opener
 from corpus.cutting import cut_comment, cut_is_final
-from corpus.fim import FimFamily, FimInput, build_fim_prompt
-from corpus.tokens import ApproxTokenCounter, generation_budget
+from corpus.fim import FimFamily, FimInput, build_fim_prompt, prime_description
+from corpus.tokens import ApproxTokenCounter, generation_budget, gives_spans
 from nlce.cli import EXIT_ERROR, EXIT_NOTHING_DONE, EXIT_OK, InputError, UserError, run_main
 
 DEFAULT_THREADS = 1  # measured in bench/README.md (corpus)
@@ -150,8 +150,7 @@ def run_generation(backend, *, model: str, family: FimFamily, db_url: str | None
 
     summary = GenerateSummary(model=model, family=family.name, backend=backend.name)
     unit = "tokens" if prime_tokenizer is not None else "words"
-    summary.prime = f"first {prime_length} {unit}" + (
-        f" of {prime_tokenizer.name}" if prime_tokenizer is not None else "")
+    summary.prime = prime_description(prime_tokenizer, prime_length)
     targets, references, done = load_scope(db_url, model, dataset=dataset,
                                            natural_language=natural_language,
                                            programming_language=programming_language)
@@ -341,7 +340,7 @@ def prime_tokenizer_for(args, counter):
     """The counter to prime with (tokens), or None (words), per `--prime-unit`."""
     if args.prime_unit == "words":
         return None
-    if counter is not None and counter.spans("a b") is not None:
+    if gives_spans(counter):
         return counter
     if args.prime_unit == "tokens":
         what = f"{counter.name} gives no token offsets" if counter is not None else \

@@ -38,10 +38,16 @@ from corpus.comments import (
 )
 from corpus.dedup import DuplicateIndex
 from corpus.filters import CONTENT_FILTERS, code_strings, is_program_output, prose_of
-from corpus.fim import leaves_middle, prime_end, word_count
+from corpus.fim import leaves_middle, prime_description, prime_end, word_count
 from corpus.generated import generated_file
 from corpus.langid import LanguageDetector, judge_language
-from corpus.tokens import ApproxTokenCounter, TokenCounter, generation_budget, window_count
+from corpus.tokens import (
+    ApproxTokenCounter,
+    TokenCounter,
+    generation_budget,
+    gives_spans,
+    window_count,
+)
 
 # (name, unit, what it removes), in the order they apply
 FILTERS: tuple[tuple[str, str, str], ...] = (
@@ -168,15 +174,10 @@ def _primers(counters: Sequence[TokenCounter]) -> list[TokenCounter | None]:
     the estimate has no tokens)."""
     primers = []
     for counter in counters:
-        spans = getattr(counter, "spans", None)
-        primer = counter if spans is not None and spans("a b") is not None else None
+        primer = counter if gives_spans(counter) else None
         if primer not in primers:
             primers.append(primer)
     return primers
-
-
-def prime_description(primer: TokenCounter | None, n: int) -> str:
-    return f"first {n} tokens of {primer.name}" if primer is not None else f"first {n} words"
 
 
 def covering_prime(comment: Comment, primers: Sequence[TokenCounter | None], n: int
@@ -246,22 +247,12 @@ def _is_doc(comment: Comment) -> bool:
         comment.kind == "line" and comment.opener in ("///", "//!", "##"))
 
 
-def _first_code_offset(text: str, comments: Sequence[Comment]) -> int:
-    """Where the first code (not whitespace, not a comment) of the file starts; len(text) if none."""
-    position = 0
-    for comment in sorted(comments, key=lambda c: c.start):
-        if text[position:comment.start].strip():
-            break
-        position = max(position, comment.end)
-    gap = text[position:]
-    return position + (len(gap) - len(gap.lstrip())) if gap.strip() else len(text)
-
-
 LABEL_WORDS = 3  # a comment of this many words or fewer names something; it explains nothing
 
 
 def target_order(comments: Sequence[Comment], text: str,
-                 all_comments: Sequence[Comment] | None = None) -> list[Comment]:
+                 all_comments: Sequence[Comment] | None = None, *,
+                 code: str | None = None) -> list[Comment]:
     """Passing comments, best target first. The study masks a real explanation in the code
     body, so labels of `LABEL_WORDS` words or fewer (`// συναρτήσεις μέλη`, `// constructors`)
     come after every longer comment, and within each of those two:
@@ -271,10 +262,12 @@ def target_order(comments: Sequence[Comment], text: str,
        (class headers such as `/** X工具类 @author ruoyi */`, top-level docs) and postscripts
        after the last line of code (a program's output, a note on it).
     Source order within a group; `targets_per_file` takes the first N. `all_comments` (default:
-    `comments`) tells where the code starts and ends."""
-    every = all_comments if all_comments is not None else comments
-    code_starts = _first_code_offset(text, every)
-    code_ends = len(_blank(text, every).rstrip())
+    `comments`) tells where the code starts and ends; `code`: the text with them blanked
+    (`_blank`), when the caller has it already."""
+    if code is None:
+        code = _blank(text, all_comments if all_comments is not None else comments)
+    code_starts = len(code) - len(code.lstrip())  # len(text) when the file holds no code
+    code_ends = len(code.rstrip())
 
     def group(comment: Comment) -> int:
         if comment.start < code_starts or comment.start >= code_ends:
@@ -342,7 +335,8 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
             report.problems.append((source.key, str(error)))
             continue
         report.comments_in += len(comments)
-        strings = code_strings(_blank(source.text, comments)) if config.program_output else []
+        code = _blank(source.text, comments)  # for the program-output check and target_order
+        strings = code_strings(code) if config.program_output else []
         kept: list[Comment] = []
         entries: dict[Comment, dict] = {}
         judged = foreign = 0
@@ -372,7 +366,7 @@ def select_targets(sources: Iterable[SourceText], expected_language: str,
             for comment in kept:
                 entries[comment].update(decision="dropped", reason=file_drop)
             continue
-        chosen = target_order(kept, source.text, comments)
+        chosen = target_order(kept, source.text, comments, code=code)
         if config.targets_per_file > 0:
             chosen = chosen[:config.targets_per_file]
         chosen.sort(key=lambda c: c.start)

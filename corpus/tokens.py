@@ -236,6 +236,14 @@ def make_counters(tokenizers: Sequence[str] | None) -> list[TokenCounter]:
     return list({c.name: c for c in map(counter_for, tokenizers)}.values())
 
 
+def gives_spans(counter: TokenCounter | None) -> bool:
+    """Does this counter give token offsets (`spans`), so a prime can be counted in its
+    tokens? (A slow Hugging Face tokenizer, or a vocabulary whose pieces do not spell the
+    text back, does not; neither does the estimate.)"""
+    spans = getattr(counter, "spans", None)
+    return spans is not None and spans("a b") is not None
+
+
 def window_count(counter: TokenCounter, text: str) -> int:
     """A whole file's tokens for the context-window check (`ApproxTokenCounter.window_count` for
     the estimate, the real count for a real tokenizer)."""

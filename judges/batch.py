@@ -256,7 +256,7 @@ def wait(api: BatchApi, db_url, row: models.JudgeBatch, poll_s: float, progress:
             counts = batch.request_counts.model_dump() if batch.request_counts else {}
             _save(db_url, row.id, status=batch.status, counts=counts,
                   output_file_id=batch.output_file_id, error_file_id=batch.error_file_id,
-                  error=_errors(batch) if _error_list(batch) else None)
+                  error=_errors(batch, none=None))
             bar.n = counts.get("completed", 0) + counts.get("failed", 0)
             bar.set_postfix_str(batch.status)
             bar.refresh()
@@ -286,12 +286,10 @@ def read_results(api: BatchApi, batch, row: models.JudgeBatch) -> dict[str, Chat
     return out
 
 
-def _error_list(batch) -> list:
-    return getattr(getattr(batch, "errors", None), "data", None) or []
-
-
-def _errors(batch) -> str:
-    return "; ".join(f"{e.code}: {e.message}" for e in _error_list(batch)) or "no reason given"
+def _errors(batch, none: str | None = "no reason given") -> str | None:
+    """The batch's own errors on one line; `none` when it lists none."""
+    listed = getattr(getattr(batch, "errors", None), "data", None) or []
+    return "; ".join(f"{e.code}: {e.message}" for e in listed) or none
 
 
 def line_result(record: dict, batch_id: str) -> ChatResult:

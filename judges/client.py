@@ -32,6 +32,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from judges.cache import ResponseCache, cache_key
+from judges.context_fit import NOTE
 from judges.tokens import PromptFit, context_exceeded
 from nlce.cli import UserError
 
@@ -315,7 +316,7 @@ def too_long(prompt_tokens: int | None, context: int | None, by: str = "counted 
     size = f"of {prompt_tokens} tokens " if prompt_tokens is not None else ""
     limit = f" of {context} tokens" if context is not None else ""
     how = "not sent" if by == "counted before sending" else "refused by the endpoint"
-    note = {"kind": "prompt_exceeds_context", "prompt_tokens": prompt_tokens,
+    note = {"kind": NOTE, "prompt_tokens": prompt_tokens,
             "model_context": context, "by": by}
     return ChatResult(error=f"prompt {size}does not fit the model's context{limit}: {how}",
                       too_long=True, **{**kw, "notes": [*kw.get("notes", []), note]})

@@ -386,11 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen, rest = _format_parser().parse_known_args(argv)
     if chosen.format == "labels":  # one file of labels from anywhere: judges.labels
         return labels.main(rest)
-    p = argparse.ArgumentParser(prog="python -m judges.importer", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m judges.importer", description=__doc__.split("\n\n")[0],
+                                parents=[_format_parser()])
     p.add_argument("paths", nargs="+", metavar="FILE|FOLDER")
-    p.add_argument("--format", choices=FORMATS, default="study", help="study (default): the "
-                   "study's judge_results.json layout; labels: a CSV/TSV/JSONL of item, model, "
-                   "label (`--format labels --help`)")
     p.add_argument("--model", help="the judge model (default: from the study's folder name)")
     p.add_argument("--strategy", choices=JUDGE_STRATEGIES, help="default: from the folder name")
     p.add_argument("--lang", help="language of the targets (default: each instance's metadata)")
@@ -437,8 +435,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _format_parser() -> argparse.ArgumentParser:
+    """--format alone: read first to choose the format's own parser, and a parent of the study
+    format's."""
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--format", choices=FORMATS, default="study")
+    p.add_argument("--format", choices=FORMATS, default="study", help="study (default): the "
+                   "study's judge_results.json layout; labels: a CSV/TSV/JSONL of item, model, "
+                   "label (`--format labels --help`)")
     return p
 
 

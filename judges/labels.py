@@ -43,13 +43,15 @@ from db import models as m
 from db.engine import (
     add_database_argument,
     get_engine,
+    project_database,
     read_only_url,
-    resolve_url,
     session_scope,
     shown_url,
 )
-from db.formats import FormatError, check_language, check_record, is_missing, parse_error_codes
+from db.formats import FormatError, check_language, check_record, parse_error_codes
+from db.formats.pairs import cell_text, column_meanings, require_columns
 from db.importer import ImportFailed, Problems, RecordWriter
+from db.importer.bulk import chunks
 from db.importer.errors import Reject
 from db.importer.sources import Unreadable, counted_rows, read_table
 from db.targets import TARGET_DATASET_ID, TARGET_LANGUAGE, target_name, with_source
@@ -65,40 +67,22 @@ DELIMITED = (".csv", ".tsv")
 
 
 def label_columns(names) -> dict[str, str]:
-    """Column name in the file -> its meaning; an unknown, repeated or missing column is a
-    FormatError naming it."""
-    meaning: dict[str, str] = {}
-    for name in names:
-        key = str(name).strip().lower()
-        key = ALIASES.get(key, key)
-        if key not in COLUMNS:
-            raise FormatError(f"unknown column; expected some of {', '.join(COLUMNS)} "
-                              f"(db/FORMAT.md)", str(name))
-        if key in meaning.values():
-            raise FormatError(f"a second {key} column", str(name))
-        meaning[name] = key
+    """Meaning -> the file's column that holds it (one column each); an unknown, repeated or
+    missing column is a FormatError naming it."""
+    meaning = column_meanings(names, COLUMNS, ALIASES, hint=" (db/FORMAT.md)", unique=True)
     if "item_id" in meaning.values() and "file_id" in meaning.values():
         raise FormatError("give the item as item_id or as file_id, not both", "file_id")
     if "item_id" not in meaning.values() and "file_id" not in meaning.values():
         raise FormatError("missing column (the item: item_id, or the release's file_id)",
                           "item_id")
-    for need in ("model", "label"):
-        if need not in meaning.values():
-            raise FormatError("missing column (required in a labels file)", need)
-    return meaning
+    require_columns(meaning, ("model", "label"), "labels")
+    return {key: name for name, key in meaning.items()}
 
 
 def _cell(row: dict, name: str | None) -> str | None:
-    """A cell's text, None where it is empty (a number, as a JSON line may give an id, is
-    its text)."""
-    value = row.get(name) if name is not None else None
-    if value is None or is_missing(value):
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(int(value)) if float(value).is_integer() else str(value)
-    if not isinstance(value, str):
-        raise FormatError(f"expected text, got {type(value).__name__}", name)
-    return value.strip()
+    """A cell's text, stripped; None where it is empty (`cell_text`)."""
+    text = cell_text(row, name) if name is not None else None
+    return (text or "").strip() or None
 
 
 class Targets:
@@ -185,9 +169,9 @@ class LabelsFile:
     languages: set[str] = field(default_factory=set)
 
 
-def row_verdict(row: dict, columns: dict[str, str], targets: Targets, dataset: str) -> Verdict:
-    """One row checked: its generation, label and codes (FormatError naming the column)."""
-    name = {meaning: column for column, meaning in columns.items()}
+def row_verdict(row: dict, name: dict[str, str], targets: Targets, dataset: str) -> Verdict:
+    """One row checked: its generation, label and codes (FormatError naming the column).
+    `name`: meaning -> column (`label_columns`)."""
     if "item_id" in name:
         item = _cell(row, name["item_id"])
         if item is None:
@@ -234,7 +218,7 @@ def read_labels(path: Path, targets: Targets, dataset: str, problems: Problems,
         raise ImportFailed(str(path), "file", None, f"cannot read: {exc.strerror}") from None
     found = LabelsFile(path, digest)
     delimited = path.suffix.lower() in DELIMITED
-    columns: dict[tuple, dict[str, str]] = {}
+    columns: dict[tuple, dict[str, str]] = {}  # header -> meaning -> column
     for location, row in counted_rows(read_table(path, limit), str(path), problems):
         if isinstance(row, Unreadable):
             problems.add(str(path), location, None, row.message)
@@ -264,8 +248,7 @@ def read_labels(path: Path, targets: Targets, dataset: str, problems: Problems,
         elif (earlier.accuracy, sorted(earlier.codes)) == (verdict.accuracy, sorted(verdict.codes)):
             found.duplicates += 1
         else:
-            label_column = next(c for c, meaning in columns[header].items() if meaning == "label")
-            problems.add(str(path), location, label_column,
+            problems.add(str(path), location, columns[header]["label"],
                          f"item {verdict.item!r}, model {verdict.model!r} is labelled "
                          f"{_shown(earlier)} on {earlier.location}, {_shown(verdict)} here")
     return found
@@ -315,7 +298,7 @@ def store(writer: RecordWriter, name: RunName, found: LabelsFile, dataset: str,
         "backend": BACKEND, "strategy": name.strategy, "prompt_language": name.prompt_language,
         "prompt_version": name.prompt_version, "params": params, "prompt_tokens": None,
         "completion_tokens": None, "cost_usd": None}, writer.limits))
-    run_id = writer._run_id(writer._judge_runs, m.JudgeRun, name.signature)
+    run_id = writer.judge_run_id(name.signature)
     stored = {row.generation_id: row for row in session.execute(
         select(m.JudgeVerdict.id, m.JudgeVerdict.generation_id, m.JudgeVerdict.status,
                m.JudgeVerdict.accuracy, m.JudgeVerdict.codes)
@@ -335,12 +318,12 @@ def store(writer: RecordWriter, name: RunName, found: LabelsFile, dataset: str,
             session.execute(update(m.JudgeVerdict).where(m.JudgeVerdict.id == old.id)
                             .values(**values))
             writer.stats.add("judge_verdict", "updated")
-    for start in range(0, len(new), 500):  # a few multi-row statements, under SQLite's limits
-        session.execute(insert(m.JudgeVerdict.__table__), new[start:start + 500])
+    if new:
+        session.execute(insert(m.JudgeVerdict.__table__), new)  # one executemany
     writer.stats.add("judge_verdict", "created", len(new))
     gone = [row.id for row in stored.values()]  # the run is the file: its other verdicts go
-    for start in range(0, len(gone), 500):
-        session.execute(delete(m.JudgeVerdict).where(m.JudgeVerdict.id.in_(gone[start:start + 500])))
+    for chunk in chunks(gone):
+        session.execute(delete(m.JudgeVerdict).where(m.JudgeVerdict.id.in_(chunk)))
     writer.stats.add("judge_verdict", "deleted", len(gone))
 
 
@@ -393,8 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                         "its own --model or --prompt-version")
     args.path = args.paths[0]
     name = run_name(args)
-    url = resolve_url(args.db)
-    read_only_url(url)  # a SQLite file that is not there holds nothing to label: named, not made
+    url = project_database(args.db)  # an existing project database: named, never made
     if args.check:  # a database at an older schema is refused, not upgraded (a write)
         get_engine(read_only_url(url))
     problems = Problems(collect=args.check)

@@ -33,13 +33,18 @@ class LocalBackend:
         """The model's context (its positions), once loaded."""
         return getattr(self._model.config, "max_position_embeddings", None) if self._model else None
 
+    def _encode(self, messages: list[dict], **options):
+        """The prompt's tokens as the model is given them: its chat template, the generation
+        prompt added, no other special tokens (the template has them)."""
+        prompt = self._tokenizer.apply_chat_template(messages, tokenize=False,
+                                                     add_generation_prompt=True)
+        return self._tokenizer(prompt, add_special_tokens=False, **options)
+
     def prompt_tokens(self, messages: list[dict]) -> int | None:
         """The prompt's tokens under the model's chat template."""
         with self._lock:
             self._load()
-            prompt = self._tokenizer.apply_chat_template(messages, tokenize=False,
-                                                         add_generation_prompt=True)
-            return len(self._tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            return len(self._encode(messages)["input_ids"])
 
     def call(self, messages: list[dict], response_format: dict | None) -> ChatResult:
         import torch
@@ -50,9 +55,7 @@ class LocalBackend:
             self._load()  # a model that cannot be loaded stops the run, it is no per-call error
             tok = self._tokenizer
             try:
-                prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-                inputs = tok(prompt, return_tensors="pt", add_special_tokens=False).to(
-                    self._model.device)
+                inputs = self._encode(messages, return_tensors="pt").to(self._model.device)
                 if self.context and inputs["input_ids"].shape[1] >= self.context:
                     return too_long(int(inputs["input_ids"].shape[1]), self.context)
                 torch.manual_seed(self.params.seed)

@@ -291,13 +291,13 @@ def main(argv: list[str] | None = None) -> int:
             for line in iter_summary_lines(summary):
                 print(line)
             print(f"error: stopped: {summary.stopped}", file=sys.stderr)
-        elif summary.failed and summary.ways_out and not summary.calls:  # nothing could be sent
+        elif summary.none_fit:  # nothing could be sent
             print(f"error: {summary.ways_out}", file=sys.stderr)
         elif summary.failed:
             print(f"error: run {summary.run_id}: none of the {summary.calls} requests was "
                   f"answered ok{summary.most_often()}; see `python -m judges.report`",
                   file=sys.stderr)
-    if any(s.failed and s.ways_out and not s.calls and not s.stopped for s in summaries):
+    if any(s.none_fit and not s.stopped for s in summaries):
         return EXIT_ERROR  # a configuration whose prompts cannot be sent
     return EXIT_NOTHING_DONE if any(s.failed for s in summaries) else EXIT_OK
 

@@ -149,16 +149,20 @@ class TargetOutcome:
 # ---------------------------------------------------------------- the pure part
 
 
-def judge_input_for(target: TargetData, ordered: list[GenerationData], context_chars: int | None,
-                    layout: str = "code", language: str | None = None) -> JudgeInput:
+def presented(target: TargetData, config: RunConfig) -> tuple[list[GenerationData], JudgeInput]:
+    """The target's generations in the order the judge sees them, and what its prompt shows:
+    the comment, the code around it in the target's layout, the predictions under their ids."""
+    ordered = presentation_order(target.generations, config.order, config.order_seed,
+                                 target.target_id)
+    layout = layout_of(target, config.layout)
     ids = prediction_ids(len(ordered))
-    context = target.code_context(context_chars)
+    context = target.code_context(config.context_chars)
     if layout == "pairs" and target.in_file:  # a comment judged without its code
         context = ""
-    return JudgeInput(
+    return ordered, JudgeInput(
         original_comment=target.original_comment, code_context=context,
         predictions=tuple(Prediction(pid, g.predicted_comment) for pid, g in zip(ids, ordered)),
-        layout=layout, language=language,
+        layout=layout, language=config.lang,
     )
 
 
@@ -177,10 +181,7 @@ def judge_target(client: JudgeClient, target: TargetData, config: RunConfig, tax
                  refresh: bool = False) -> TargetOutcome:
     """Ask the judge about one target and turn its answers into records (no database);
     `refresh` asks the endpoint even for requests the cache knows."""
-    ordered = presentation_order(target.generations, config.order, config.order_seed,
-                                 target.target_id)
-    judge_input = judge_input_for(target, ordered, config.context_chars,
-                                  layout_of(target, config.layout), config.lang)
+    ordered, judge_input = presented(target, config)
     ids = judge_input.prediction_ids
     order = [g.generation_id for g in ordered]
     labels = accuracy_names(tax, config.prompt_lang)
@@ -372,6 +373,11 @@ class RunSummary:
         return self.stopped is not None or (
             (self.calls > 0 or bool(self.too_long)) and not self.statuses.get(OK))
 
+    @property
+    def none_fit(self) -> bool:
+        """Failed without a request: no prompt fits the model's context (`ways_out` says so)."""
+        return self.failed and bool(self.ways_out) and not self.calls
+
 
 def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *,
               dataset: str | None = None, limit: int | None = None, concurrency: int = 4,
@@ -434,8 +440,9 @@ def run_judge(client: JudgeClient, config: RunConfig, tax, db_url: str | None, *
                 calls += 1
                 cached += r.cached
                 if r.status != OK:
-                    reasons[failure_reason(r.error)] += 1
-                    examples.setdefault(failure_reason(r.error), r.error)
+                    reason = failure_reason(r.error)
+                    reasons[reason] += 1
+                    examples.setdefault(reason, r.error)
     except BaseException:
         for f in futures:
             f.cancel()
@@ -460,21 +467,17 @@ def _ways_out(client: JudgeClient, config: RunConfig, tax, too_long: list[dict])
     """The line that says which prompts did not fit and what would make them fit, with the
     longest one's English prompt counted where it can be."""
     longest = max(too_long, key=lambda n: n.get("prompt_tokens") or 0)
-    target, english = longest["target"], None
+    judge_input, english = presented(longest["target"], config)[1], None
     if config.prompt_lang != "en" and hasattr(client.backend, "prompt_tokens"):
-        ordered = presentation_order(target.generations, config.order, config.order_seed,
-                                     target.target_id)
-        english_input = judge_input_for(target, ordered, config.context_chars,
-                                        layout_of(target, config.layout), config.lang)
         cluster = request_clusters(config.prompt_strategy, tax)[0]
         english = client.backend.prompt_tokens(build_messages(
-            config.prompt_strategy, english_input, "en", tax, cluster))
+            config.prompt_strategy, judge_input, "en", tax, cluster))
     fit = getattr(client.backend, "fit", None)
     return ways_out(longest, len(too_long), model=config.model,
                     max_tokens=config.sampling.max_tokens, prompt_lang=config.prompt_lang,
                     context_chars=config.context_chars,
-                    code_chars=len(target.code_context(config.context_chars))
-                    if layout_of(target, config.layout) == "code" else 0,
+                    code_chars=len(judge_input.code_context)
+                    if judge_input.layout == "code" else 0,
                     owned_by=getattr(fit, "owned_by", None), english_tokens=english)
 
 

@@ -20,7 +20,7 @@ from metrics import options as metric_options
 from metrics.context import ContextVariant
 from metrics.core import ConfigError, Metric, version
 from metrics.registry import METRICS, split_metric
-from nlce.option_files import MAX_OPTION_FILE_BYTES, load_option_yaml
+from nlce.option_files import load_option_yaml
 
 RUNNER_VERSION = "1"
 
@@ -172,11 +172,9 @@ def expand_grid(spec: dict) -> list[ScoringConfig]:
     return configs
 
 
-# A grid is a few kilobytes of YAML: read as every option file is (nlce.option_files).
-MAX_GRID_BYTES = MAX_OPTION_FILE_BYTES
-
-
 def load_grid(path: str) -> list[ScoringConfig]:
+    """The configurations of a grid file, a few kilobytes of YAML read as every option file is
+    (`nlce.option_files`: at most `MAX_OPTION_FILE_BYTES`)."""
     spec = load_option_yaml(path, "grid file", error=ConfigError)
     try:
         return expand_grid(spec)

@@ -6,10 +6,13 @@ generation where the model wrote nothing); `label` (an accuracy label: correct, 
 incorrect, in any spelling the taxonomy accepts; empty: no label); `codes` (error codes, comma
 separated); `item_id`, `language`, `model`, `context` (optional). Rows with the same item are
 predictions of several models for one reference.
+
+`column_meanings`, `require_columns` and `cell_text` read any such table's header and cells (a
+judge labels file too: `judges.labels`).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Mapping, Sequence
 
 from db.formats.records import FormatError, sha256_text
 from db.formats.release import check_language, is_missing, parse_error_codes
@@ -22,29 +25,34 @@ ALIASES = {"id": "item_id", "item": "item_id", "lang": "language", "natural_lang
            "system": "model", "hypothesis": "prediction", "accuracy": "label"}
 
 
-def pairs_columns(names) -> dict[str, str]:
-    """Column name in the file -> its meaning; unknown or missing columns: FormatError."""
+def column_meanings(names: Iterable, known: Sequence[str], aliases: Mapping[str, str], *,
+                    hint: str = "", unique: bool = False) -> dict:
+    """Column name in the file -> its meaning (the name stripped, in lower case, an alias
+    resolved); an unknown column, or with `unique` a second column of one meaning, is a
+    FormatError naming it. `hint` ends the unknown column's message."""
     meaning = {}
     for name in names:
         key = str(name).strip().lower()
-        key = ALIASES.get(key, key)
-        if key not in PAIRS_COLUMNS:
-            raise FormatError(f"unknown column; expected some of {', '.join(PAIRS_COLUMNS)}",
+        key = aliases.get(key, key)
+        if key not in known:
+            raise FormatError(f"unknown column; expected some of {', '.join(known)}{hint}",
                               str(name))
+        if unique and key in meaning.values():
+            raise FormatError(f"a second {key} column", str(name))
         meaning[name] = key
-    for need in REQUIRED:
-        if need not in meaning.values():
-            raise FormatError("missing column (required in a pairs file)", need)
     return meaning
 
 
-def item_key(reference: str, language: str, context: str | None) -> str:
-    """An item id where the file gives none: the same reference (language, context) is the
-    same item, whichever model's row it is on; stable, so re-importing finds it again."""
-    return "sha256:" + sha256_text(f"{language}\0{context or ''}\0{reference}")[:16]
+def require_columns(meaning: Mapping, required: Iterable[str], kind: str) -> None:
+    """A FormatError naming the first of `required` that no column means."""
+    for need in required:
+        if need not in meaning.values():
+            raise FormatError(f"missing column (required in a {kind} file)", need)
 
 
-def _text(row: dict, name: str) -> str | None:
+def cell_text(row: Mapping, name) -> str | None:
+    """A cell's text, None where the row has none (a number, as a JSON line may give an id,
+    is its text); a value of another kind is a FormatError naming the column."""
     value = row.get(name)
     if value is None or (not isinstance(value, str) and is_missing(value)):
         return None
@@ -55,22 +63,35 @@ def _text(row: dict, name: str) -> str | None:
     return value
 
 
+def pairs_columns(names) -> dict[str, str]:
+    """Column name in the file -> its meaning; unknown or missing columns: FormatError."""
+    meaning = column_meanings(names, PAIRS_COLUMNS, ALIASES)
+    require_columns(meaning, REQUIRED, "pairs")
+    return meaning
+
+
+def item_key(reference: str, language: str, context: str | None) -> str:
+    """An item id where the file gives none: the same reference (language, context) is the
+    same item, whichever model's row it is on; stable, so re-importing finds it again."""
+    return "sha256:" + sha256_text(f"{language}\0{context or ''}\0{reference}")[:16]
+
+
 def pairs_row_records(raw: dict[str, Any], *, dataset: str, language: str | None,
                       model: str, annotator: str) -> list[dict]:
     """Project records (pairs target, generation, annotation) for one pairs row."""
     meaning = pairs_columns(raw)
     row = {meaning[k]: v for k, v in raw.items()}
-    reference = _text(row, "reference")
+    reference = cell_text(row, "reference")
     if reference is None or not reference.strip():
         raise FormatError("missing or empty", "reference")
-    prediction = _text(row, "prediction") or ""
-    lang_text = _text(row, "language") or language
+    prediction = cell_text(row, "prediction") or ""
+    lang_text = cell_text(row, "language") or language
     if not lang_text:
         raise FormatError("no language: add a 'language' column or pass --lang", "language")
-    lang = check_language(lang_text, "language" if _text(row, "language") else "--lang")
-    context = _text(row, "context")
-    item = _text(row, "item_id") or item_key(reference, lang, context)
-    model_name = (_text(row, "model") or model).strip()
+    lang = check_language(lang_text, "language" if cell_text(row, "language") else "--lang")
+    context = cell_text(row, "context")
+    item = cell_text(row, "item_id") or item_key(reference, lang, context)
+    model_name = (cell_text(row, "model") or model).strip()
     ref = {"dataset": dataset, "item": item}
     records = [
         {"type": "target", **ref, "original_comment": reference, "natural_language": lang,
@@ -78,7 +99,7 @@ def pairs_row_records(raw: dict[str, Any], *, dataset: str, language: str | None
         {"type": "generation", **ref, "model": model_name, "raw_output": prediction,
          "predicted_comment": prediction, "backend": "pairs"},
     ]
-    label = _text(row, "label")
+    label = cell_text(row, "label")
     codes = parse_error_codes(row.get("codes"), "codes")
     if label is None or not label.strip():
         if codes:

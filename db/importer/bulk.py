@@ -277,7 +277,7 @@ class BulkWriter:
 
     def _stored_generations(self, target_ids: set[int]) -> dict[tuple, object]:
         found = {}
-        for chunk in _chunks(sorted(target_ids)):
+        for chunk in chunks(sorted(target_ids)):
             for row in self.session.execute(
                     select(m.Generation.id, m.Generation.target_id, m.Generation.model,
                            m.Generation.params, *[getattr(m.Generation, f)
@@ -291,7 +291,7 @@ class BulkWriter:
         keyed = {(generation_ids[key[:-1]], key[-1]): labels
                  for key, labels in self.labels.items()}
         stored = {}
-        for chunk in _chunks(sorted({g for g, _ in keyed})):
+        for chunk in chunks(sorted({g for g, _ in keyed})):
             for row in self.session.execute(select(m.Annotation).where(
                     m.Annotation.generation_id.in_(chunk))).scalars():
                 stored[(row.generation_id, row.annotator_id)] = row
@@ -323,7 +323,7 @@ def _state(label) -> tuple:
             label.status)
 
 
-def _chunks(values: list, size: int = 900):
+def chunks(values: list, size: int = 900):
     """Slices small enough for an IN (...) list on every backend."""
     for at in range(0, len(values), size):
         yield values[at:at + size]

@@ -13,6 +13,11 @@ from db.importer.errors import Reject
 class ResultWriters:
     """`_write_<type>` for the result record types; needs RecordWriter's key resolution."""
 
+    def judge_run_id(self, signature: str) -> int:
+        """The id of the judge run with this signature, stored or written by this import
+        (Reject when there is none)."""
+        return self._run_id(self._judge_runs, m.JudgeRun, signature)
+
     def _write_metric_run(self, rec):
         values = {k: v for k, v in rec.items() if k not in ("type", "signature", "created_at")}
         for name, allowed in (("context", m.CONTEXT_VARIANTS), ("noise", m.NOISE_KINDS)):
@@ -74,7 +79,7 @@ class ResultWriters:
 
     def _write_judge_response(self, rec):
         self._status(rec)
-        key = {"run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
+        key = {"run_id": self.judge_run_id(rec["run"]),
                "target_id": self.target_id(rec), "cluster": rec.get("cluster", "")}
         values = {k: rec[k] for k in ("status", "raw_response", "error", "prompt_tokens",
                                       "completion_tokens", "latency_s", "cached") if k in rec}
@@ -89,7 +94,7 @@ class ResultWriters:
         if not isinstance(codes, list):
             raise Reject("expected a list of {code, confidence, justification}", "codes")
         self._codes([c["code"] if isinstance(c, dict) and "code" in c else c for c in codes])
-        key = {"run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
+        key = {"run_id": self.judge_run_id(rec["run"]),
                "generation_id": self.generation_id(rec)}
         values = {"status": rec["status"], "accuracy": self._accuracy(rec.get("accuracy")),
                   "codes": codes}
@@ -107,7 +112,7 @@ class ResultWriters:
                 raise Reject(f"request {custom_id!r}: expected a 'target' key", "requests")
             rest = {k: v for k, v in request.items() if k != "target"}
             stored[custom_id] = {"target_id": self.target_id(request["target"]), **rest}
-        values = {"run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
+        values = {"run_id": self.judge_run_id(rec["run"]),
                   "status": rec["status"], "requests": stored, "counts": rec.get("counts") or {},
                   **{k: rec.get(k) for k in ("batch_id", "input_file_id", "output_file_id",
                                              "error_file_id", "error")}}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sqlite3
 
 import pandas as pd
 import pytest
@@ -302,6 +303,18 @@ def test_options_and_databases_are_checked_before_anything(db_url, tmp_path):
     done = import_labels(path, "--model", "j", "--db", f"sqlite:///{missing}")
     assert done.returncode == 2 and f"no database at {missing}" in done.stderr
     assert not missing.exists()
+    foreign, text = tmp_path / "notes.db", tmp_path / "notes.txt"  # not this project's: untouched
+    with sqlite3.connect(foreign) as connection:
+        connection.execute("CREATE TABLE notes (x)")
+    text.write_text("hello\n")
+    before = {p: p.read_bytes() for p in (foreign, text)}
+    for db, message in ((foreign, f"{foreign} holds no project database (tables notes)"),
+                        (text, f"{text} is not a SQLite database")):
+        for check in ([], ["--check"]):
+            done = import_labels(path, "--model", "j", *check, "--db", str(db))
+            assert done.returncode == 2 and message in done.stderr
+            assert done.stderr.count("\n") == 1 and "internal error" not in done.stderr
+    assert {p: p.read_bytes() for p in (foreign, text)} == before
     url = pairs_db(db_url, tmp_path)
     with session_scope(url) as s:
         s.add(models.Dataset(name="other"))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.config import MAX_GRID_BYTES, ConfigError, load_grid
+from metrics.config import ConfigError, load_grid
 from metrics.score import main as score_main
+from nlce.option_files import MAX_OPTION_FILE_BYTES
 from testing.cli import as_command
 
 main = as_command(score_main, "python -m metrics.score")
@@ -13,7 +14,7 @@ main = as_command(score_main, "python -m metrics.score")
 
 def test_an_oversized_grid_is_refused_before_parsing(tmp_path, capsys):
     path = tmp_path / "grid.yaml"
-    path.write_text("configs:\n  - metric: bleu\n    note: " + "x" * (2 * MAX_GRID_BYTES) + "\n")
+    path.write_text("configs:\n  - metric: bleu\n    note: " + "x" * (2 * MAX_OPTION_FILE_BYTES) + "\n")
     assert main(["--grid", str(path), "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
     err = capsys.readouterr().err
     assert f"grid file {path} is 2.0 MiB" in err and "at most 1 MiB" in err
