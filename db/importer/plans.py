@@ -36,7 +36,7 @@ class PlanWriters:
         if not 0 < rec["budget"]:
             raise Reject(f"expected a budget above 0, got {rec['budget']!r}", "budget")
         values = {"dataset_id": self.dataset_id(rec["dataset"], create=False),
-                  "judge_run_id": self._run_id(self._judge_runs, m.JudgeRun, rec["run"]),
+                  "judge_run_id": self.judge_run_id(rec["run"]),
                   **{k: rec[k] for k in _PLAN_FIELDS if k in rec}}
         if values.get("compare") is None:
             values["compare"] = {}
